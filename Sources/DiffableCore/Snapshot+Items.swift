@@ -1,0 +1,209 @@
+/// Item mutations, with UIKit's rules.
+extension Snapshot {
+    /// Appends items to the end of a section, or of the last section when `section` is `nil`.
+    ///
+    /// An item that already exists is moved into place and its payload replaced by the given one, as
+    /// UIKit moves it (logging that this is a client bug); the returned warning names those items.
+    ///
+    /// - Throws: `.duplicateItem` when an identifier repeats within the call, `.sectionNotFound` for an
+    ///   unknown section, `.noSections` when `section` is `nil` and there are no sections.
+    /// - Complexity: O(k) amortized for k new items, whatever the size of the snapshot; an existing item
+    ///   costs a detach (O(chunk size + chunks in its section)).
+    @discardableResult
+    public mutating func appendItems(_ items: [Item], toSection section: String? = nil) throws -> [SnapshotWarning] {
+        try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
+        let key: Int32
+        if let section {
+            key = try sectionKey(section)
+        } else {
+            guard let last = storage.sectionOrder.last else {
+                let ids = items.map(\.id)
+                throw SnapshotError(
+                    .noSections,
+                    "Cannot append items \(quoted(ids)): there are currently no sections in the snapshot. "
+                        + "Add a section first.",
+                    identifiers: Array(ids.prefix(10)))
+            }
+            key = last
+        }
+        var existing: [String] = []
+        for item in items {
+            let slot = detachOrAllocate(item, existing: &existing)
+            storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count)
+        }
+        return Self.existedWarning(existing)
+    }
+
+    /// Inserts items just before an existing item, in that item's section.
+    ///
+    /// Items that already exist are moved into place (see `appendItems(_:toSection:)`).
+    ///
+    /// - Throws: `.duplicateItem` (repeated identifiers), `.itemNotFound` (unknown destination),
+    ///   `.invalidArgument` (the destination is among the inserted items).
+    /// - Complexity: O(k × (chunk size + chunks in the section)).
+    @discardableResult
+    public mutating func insertItems(_ items: [Item], beforeItem destination: String) throws -> [SnapshotWarning] {
+        try insertItems(items, relativeTo: destination, after: false)
+    }
+
+    /// Inserts items just after an existing item, in that item's section.
+    ///
+    /// - Throws: like `insertItems(_:beforeItem:)`.
+    /// - Complexity: O(k × (chunk size + chunks in the section)).
+    @discardableResult
+    public mutating func insertItems(_ items: [Item], afterItem destination: String) throws -> [SnapshotWarning] {
+        try insertItems(items, relativeTo: destination, after: true)
+    }
+
+    /// Deletes items. Unknown identifiers are ignored, as in UIKit, and reported in the returned warning.
+    ///
+    /// - Complexity: O(k × (chunk size + chunks in the section)).
+    @discardableResult
+    public mutating func deleteItems(_ items: [String]) -> [SnapshotWarning] {
+        var unknown: [String] = []
+        var seen = Set<String>()
+        for id in items where seen.insert(id).inserted {
+            guard let slot = storage.slotByID[id] else {
+                unknown.append(id)
+                continue
+            }
+            storage.removeItem(slot)
+        }
+        guard !unknown.isEmpty else { return [] }
+        return [
+            SnapshotWarning(
+                .unknownItemsIgnored, "Items \(quoted(unknown)) do not exist in the snapshot; ignored.",
+                identifiers: unknown)
+        ]
+    }
+
+    /// Removes every item **and every section**, as UIKit does.
+    ///
+    /// - Complexity: O(1) here; the old storage is released when no other copy holds it.
+    public mutating func deleteAllItems() {
+        storage = SnapshotStorage()
+    }
+
+    /// Moves an item just before another item, in that item's section (which may be another section).
+    ///
+    /// - Throws: `.itemNotFound` for an unknown item, `.invalidMove` when moving an item relative to itself.
+    /// - Complexity: O(chunk size + chunks in the sections involved).
+    public mutating func moveItem(_ item: String, beforeItem destination: String) throws {
+        try moveItem(item, relativeTo: destination, after: false)
+    }
+
+    /// Moves an item just after another item, in that item's section (which may be another section).
+    ///
+    /// - Throws: like `moveItem(_:beforeItem:)`.
+    /// - Complexity: O(chunk size + chunks in the sections involved).
+    public mutating func moveItem(_ item: String, afterItem destination: String) throws {
+        try moveItem(item, relativeTo: destination, after: true)
+    }
+
+    /// Marks items to be reloaded (a new cell) when this snapshot is applied.
+    ///
+    /// - Throws: `.itemNotFound` naming every unknown item; nothing is marked then.
+    /// - Complexity: O(k).
+    public mutating func reloadItems(_ items: [String]) throws {
+        try mark(items, .reloaded, verb: "reload")
+    }
+
+    /// Marks items to be reconfigured (the same cell, configured again) when this snapshot is applied.
+    ///
+    /// - Throws: `.itemNotFound` naming every unknown item; nothing is marked then.
+    /// - Complexity: O(k).
+    public mutating func reconfigureItems(_ items: [String]) throws {
+        try mark(items, .reconfigured, verb: "reconfigure")
+    }
+
+    /// Replaces the payloads of existing items. The diff reports such items as reconfigured.
+    ///
+    /// - Throws: `.duplicateItem` for a repeated identifier, `.itemNotFound` naming every unknown item;
+    ///   nothing changes then.
+    /// - Complexity: O(k).
+    public mutating func updateItems(_ items: [Item]) throws {
+        try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
+        let unknown = items.map(\.id).filter { storage.slotByID[$0] == nil }
+        if !unknown.isEmpty {
+            throw SnapshotError(
+                .itemNotFound, "Items \(quoted(unknown)) do not exist in the snapshot.", identifiers: unknown)
+        }
+        for item in items { storage.itemData[Int(storage.slotByID[item.id]!)] = item.data }
+    }
+
+    // MARK: Helpers
+
+    private mutating func insertItems(_ items: [Item], relativeTo destination: String, after: Bool) throws
+        -> [SnapshotWarning]
+    {
+        if items.contains(where: { $0.id == destination }) {
+            throw SnapshotError(
+                .invalidArgument,
+                "The destination item \"\(destination)\" is among the items being inserted.",
+                identifiers: [destination])
+        }
+        _ = try itemSlot(destination)
+        try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
+        var existing: [String] = []
+        let slots = items.map { detachOrAllocate($0, existing: &existing) }
+        // Locate the destination only now: detaching may have shifted it.
+        let (key, index) = storage.location(ofSlot: storage.slotByID[destination]!)
+        let start = after ? index + 1 : index
+        for (offset, slot) in slots.enumerated() { storage.attach(slot, toSection: key, at: start + offset) }
+        return Self.existedWarning(existing)
+    }
+
+    private mutating func moveItem(_ item: String, relativeTo destination: String, after: Bool) throws {
+        let slot = try itemSlot(item)
+        let destinationSlot = try itemSlot(destination)
+        if slot == destinationSlot {
+            throw SnapshotError(.invalidMove, "Cannot move item \"\(item)\" relative to itself.", identifiers: [item])
+        }
+        storage.detach(slot)
+        let (key, index) = storage.location(ofSlot: destinationSlot)
+        storage.attach(slot, toSection: key, at: after ? index + 1 : index)
+    }
+
+    /// The slot for `item`: its existing slot, detached and given the new payload, or a new one.
+    private mutating func detachOrAllocate(_ item: Item, existing: inout [String]) -> Int32 {
+        if let slot = storage.slotByID[item.id] {
+            existing.append(item.id)
+            storage.detach(slot)
+            storage.itemData[Int(slot)] = item.data
+            return slot
+        }
+        return storage.allocateSlot(for: item)
+    }
+
+    private static func existedWarning(_ existing: [String]) -> [SnapshotWarning] {
+        guard !existing.isEmpty else { return [] }
+        return [
+            SnapshotWarning(
+                .itemsAlreadyExisted,
+                "Items \(quoted(existing)) already existed in the snapshot and were moved into place instead. "
+                    + "Identifiers must be unique; inserting an existing identifier is more expensive.",
+                identifiers: existing)
+        ]
+    }
+
+    private mutating func mark(_ items: [String], _ mark: SnapshotStorage.ItemMarks, verb: String) throws {
+        let unknown = items.filter { storage.slotByID[$0] == nil }
+        if !unknown.isEmpty {
+            throw SnapshotError(
+                .itemNotFound,
+                "Attempted to \(verb) items that do not exist in the snapshot: \(quoted(unknown)).",
+                identifiers: unknown)
+        }
+        for id in items {
+            let slot = Int(storage.slotByID[id]!)
+            if !storage.itemMarks[slot].contains(mark) {
+                storage.itemMarks[slot].insert(mark)
+                if mark == .reloaded {
+                    storage.reloadedItemOrder.append(id)
+                } else {
+                    storage.reconfiguredItemOrder.append(id)
+                }
+            }
+        }
+    }
+}
