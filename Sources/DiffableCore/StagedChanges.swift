@@ -107,3 +107,29 @@ public struct ItemChange: Hashable, Sendable {
         self.item = item
     }
 }
+
+extension ChangeStage: CustomStringConvertible {
+    /// A compact one-line summary, listing only the non-empty kinds of change, e.g.
+    /// `itemDeletes [0, 1]; itemInserts [1, 0] x; itemMoves [0, 2]→[1, 1]`.
+    public var description: String {
+        var parts: [String] = []
+        func add(_ name: String, _ entries: [String]) {
+            if !entries.isEmpty { parts.append("\(name) \(entries.joined(separator: ", "))") }
+        }
+        add("sectionDeletes", sectionDeletes.map(String.init))
+        add("sectionInserts", sectionInserts.map { "\($0.index) \($0.section.id)(\($0.items.map(\.id).joined(separator: " ")))" })
+        add("sectionMoves", sectionMoves.map { "\($0.from)→\($0.to)" })
+        add("sectionReloads", sectionReloads.map { String($0.index) })
+        add("itemDeletes", itemDeletes.map(\.description))
+        add("itemInserts", itemInserts.map { "\($0.indexPath) \($0.item.id)" })
+        add("itemMoves", itemMoves.map { "\($0.from)→\($0.to)" })
+        add("itemReloads", itemReloads.map { "\($0.indexPath) \($0.item.id)" })
+        add("itemReconfigures", itemReconfigures.map { "\($0.indexPath) \($0.item.id)" })
+        return parts.joined(separator: "; ")
+    }
+}
+
+extension StagedChanges: CustomStringConvertible {
+    /// One line per stage (see `ChangeStage.description`); empty when there are no changes.
+    public var description: String { stages.map(\.description).joined(separator: "\n") }
+}
