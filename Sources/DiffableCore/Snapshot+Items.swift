@@ -11,7 +11,6 @@ extension Snapshot {
     ///   costs a detach (O(chunk size + chunks in its section)).
     @discardableResult
     public mutating func appendItems(_ items: [Item], toSection section: String? = nil) throws -> [SnapshotWarning] {
-        try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
         let key: Int32
         if let section {
             key = try sectionKey(section)
@@ -26,11 +25,8 @@ extension Snapshot {
             }
             key = last
         }
-        var existing: [String] = []
-        for item in items {
-            let slot = detachOrAllocate(item, existing: &existing)
-            storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count)
-        }
+        let (slots, existing) = try resolveSlots(items)
+        for slot in slots { storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count) }
         return Self.existedWarning(existing)
     }
 
@@ -143,9 +139,7 @@ extension Snapshot {
                 identifiers: [destination])
         }
         _ = try itemSlot(destination)
-        try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
-        var existing: [String] = []
-        let slots = items.map { detachOrAllocate($0, existing: &existing) }
+        let (slots, existing) = try resolveSlots(items)
         // Locate the destination only now: detaching may have shifted it.
         let (key, index) = storage.location(ofSlot: storage.slotByID[destination]!)
         let start = after ? index + 1 : index
@@ -164,15 +158,46 @@ extension Snapshot {
         storage.attach(slot, toSection: key, at: after ? index + 1 : index)
     }
 
-    /// The slot for `item`: its existing slot, detached and given the new payload, or a new one.
-    private mutating func detachOrAllocate(_ item: Item, existing: inout [String]) -> Int32 {
-        if let slot = storage.slotByID[item.id] {
-            existing.append(item.id)
-            storage.detach(slot)
-            storage.itemData[Int(slot)] = item.data
-            return slot
+    /// The slots for `items`, ready to attach: new items get new slots; existing items keep theirs, are
+    /// detached and take the given payload (and are listed in `existing`). One hash probe per item.
+    ///
+    /// - Throws: `.duplicateItem` when an identifier repeats, or (with `existingAreDuplicates`) when
+    ///   it is already in the snapshot; the snapshot is unchanged then.
+    mutating func resolveSlots(_ items: [Item], existingAreDuplicates: Bool = false) throws
+        -> (slots: [Int32], existing: [String])
+    {
+        storage.reserveAdditionalItems(items.count)
+        var slots: [Int32] = []
+        slots.reserveCapacity(items.count)
+        var isNew: [Bool] = []
+        isNew.reserveCapacity(items.count)
+        var duplicates: [String] = []
+        for item in items {
+            let (slot, new) = storage.findOrAllocateSlot(for: item)
+            if storage.itemMarks[Int(slot)].contains(.visiting) || (existingAreDuplicates && !new) {
+                if !duplicates.contains(item.id) { duplicates.append(item.id) }
+                continue
+            }
+            storage.itemMarks[Int(slot)].insert(.visiting)
+            slots.append(slot)
+            isNew.append(new)
         }
-        return storage.allocateSlot(for: item)
+        for slot in slots { storage.itemMarks[Int(slot)].remove(.visiting) }
+        if !duplicates.isEmpty {
+            for (slot, new) in zip(slots, isNew) where new { storage.discardDetachedSlot(slot) }
+            throw SnapshotError(
+                .duplicateItem,
+                "Item identifiers must be unique in a snapshot. Duplicate identifiers: \(quoted(duplicates)).",
+                identifiers: duplicates)
+        }
+        var existing: [String] = []
+        for (index, new) in isNew.enumerated() where !new {
+            let slot = slots[index]
+            existing.append(items[index].id)
+            storage.detach(slot)
+            storage.itemData[Int(slot)] = items[index].data
+        }
+        return (slots, existing)
     }
 
     private static func existedWarning(_ existing: [String]) -> [SnapshotWarning] {

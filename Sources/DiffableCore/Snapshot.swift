@@ -36,17 +36,11 @@ public struct Snapshot: Sendable {
     /// - Complexity: O(n) for n sections and items.
     public init(_ sections: [(section: Section, items: [Item])]) throws {
         try appendSections(sections.map(\.section))
+        storage.reserveAdditionalItems(sections.reduce(0) { $0 + $1.items.count })
         for (section, items) in sections {
-            try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
-            for item in items where storage.slotByID[item.id] != nil {
-                throw SnapshotError(
-                    .duplicateItem,
-                    "Item \"\(item.id)\" appears in more than one section.",
-                    identifiers: [item.id])
-            }
             let key = storage.sectionKeyByID[section.id]!
-            for item in items {
-                storage.attach(storage.allocateSlot(for: item), toSection: key, at: storage.sectionRecords[Int(key)].count)
+            for slot in try resolveSlots(items, existingAreDuplicates: true).slots {
+                storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count)
             }
         }
     }

@@ -67,6 +67,8 @@ struct SnapshotStorage: Sendable {
         var rawValue: UInt8
         static let reloaded = ItemMarks(rawValue: 1)
         static let reconfigured = ItemMarks(rawValue: 2)
+        /// Set only while one call resolves its items, to find identifiers repeated within the call.
+        static let visiting = ItemMarks(rawValue: 4)
     }
 
     // MARK: Sections
@@ -158,24 +160,50 @@ struct SnapshotStorage: Sendable {
         return low
     }
 
-    /// Allocates a slot for a new item (not yet placed in any section). O(1) on average.
+    /// Allocates a slot for an item whose identifier is known to be new (not yet placed in any
+    /// section). O(1) on average.
     mutating func allocateSlot(for item: Item) -> Int32 {
-        let slot: Int32
-        if let reused = freeSlots.popLast() {
-            slot = reused
-            itemIDs[Int(slot)] = item.id
-            itemData[Int(slot)] = item.data
-            itemMarks[Int(slot)] = []
+        let (slot, isNew) = findOrAllocateSlot(for: item)
+        precondition(isNew, "allocateSlot for an existing identifier")
+        return slot
+    }
+
+    /// The slot of `item`'s identifier, with a single hash probe: the existing slot, or a new detached
+    /// slot holding `item` (registered in `slotByID`). O(1) on average.
+    mutating func findOrAllocateSlot(for item: Item) -> (slot: Int32, isNew: Bool) {
+        let candidate = freeSlots.last ?? Int32(itemIDs.count)
+        var existing: Int32 = -1
+        Self.claim(&slotByID[item.id, default: -1], candidate: candidate, existing: &existing)
+        if existing >= 0 { return (existing, false) }
+        if freeSlots.last == candidate {
+            freeSlots.removeLast()
+            itemIDs[Int(candidate)] = item.id
+            itemData[Int(candidate)] = item.data
+            itemMarks[Int(candidate)] = []
         } else {
-            slot = Int32(itemIDs.count)
             itemIDs.append(item.id)
             itemData.append(item.data)
             itemChunk.append(-1)
             itemOffset.append(-1)
             itemMarks.append([])
         }
-        slotByID[item.id] = slot
-        return slot
+        return (candidate, true)
+    }
+
+    private static func claim(_ value: inout Int32, candidate: Int32, existing: inout Int32) {
+        if value < 0 { value = candidate } else { existing = value }
+    }
+
+    /// Makes room for `count` more identifiers in the hash table at once, growing geometrically so
+    /// that repeated small reservations stay amortized O(1).
+    mutating func reserveAdditionalItems(_ count: Int) {
+        let needed = slotByID.count + count
+        if needed > slotByID.capacity { slotByID.reserveCapacity(max(needed, slotByID.capacity * 2)) }
+    }
+
+    /// Frees a detached slot that was never attached (rolling back a failed call).
+    mutating func discardDetachedSlot(_ slot: Int32) {
+        freeSlot(slot)
     }
 
     private mutating func freeSlot(_ slot: Int32) {

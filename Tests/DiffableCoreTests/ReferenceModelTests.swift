@@ -27,7 +27,6 @@ struct ReferenceSnapshot: Equatable {
     // The operations, with the error each misuse gives (checked in the order Snapshot checks them).
 
     mutating func appendItems(_ items: [Item], to section: String?) -> SnapshotError.Code? {
-        if Set(items.map(\.id)).count != items.count { return .duplicateItem }
         let target: Int
         if let section {
             guard let index = sectionIndex(section) else { return .sectionNotFound }
@@ -36,6 +35,7 @@ struct ReferenceSnapshot: Equatable {
             guard !sections.isEmpty else { return .noSections }
             target = sections.count - 1
         }
+        if Set(items.map(\.id)).count != items.count { return .duplicateItem }
         let targetID = sections[target].section.id
         for item in items { remove(item.id) }
         sections[sectionIndex(targetID)!].items.append(contentsOf: items)

@@ -184,6 +184,17 @@ struct SnapshotMisuseTests {
         expectError(.duplicateItem, naming: ["x"], in: &snapshot) { try $0.appendItems(["x", "y", "x"]) }
         expectError(.duplicateItem, naming: ["x"], in: &snapshot) { try $0.insertItems(["x", "x"], beforeItem: "a") }
         expectError(.duplicateItem, naming: ["a"], in: &snapshot) { try $0.updateItems([Item("a"), Item("a")]) }
+        // A repeat of an existing item rolls back the new items resolved before it.
+        expectError(.duplicateItem, naming: ["a", "x"], in: &snapshot) { try $0.appendItems(["x", "a", "y", "a", "x"]) }
+        // The rolled-back identifiers are free again.
+        try snapshot.appendItems(["x", "y"])
+        #expect(layout(snapshot) == "A: a, b, c | B: d, e, x, y")
+    }
+
+    @Test func initializerRejectsRepeatsAcrossSections() {
+        #expect {
+            try Snapshot([(Section("A"), ["a", "b"]), (Section("B"), ["c", "a"])])
+        } throws: { ($0 as? SnapshotError)?.code == .duplicateItem && ($0 as! SnapshotError).identifiers == ["a"] }
     }
 
     @Test func unknownDestinations() throws {

@@ -1,0 +1,186 @@
+// Benchmarks for DiffableCore. Run with: swift run -c release core-benchmarks [memory|diff|edits]
+//
+// Prints one line per figure. Identifiers are 36-character UUID strings made from a fixed seed, so runs
+// are comparable. Times are medians over repeated runs.
+
+import DiffableCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Helpers
+
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A UUID-shaped identifier: 36 characters, upper-case hex in 8-4-4-4-12 groups.
+func uuidString(_ random: inout SplitMix64) -> String {
+    let digits = Array("0123456789ABCDEF".utf8)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(36)
+    var bits = random.next()
+    var remaining = 16
+    for index in 0..<36 {
+        if [8, 13, 18, 23].contains(index) {
+            bytes.append(UInt8(ascii: "-"))
+            continue
+        }
+        if remaining == 0 {
+            bits = random.next()
+            remaining = 16
+        }
+        bytes.append(digits[Int(bits & 0xF)])
+        bits >>= 4
+        remaining -= 1
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+func uuids(_ count: Int, seed: UInt64) -> [String] {
+    var random = SplitMix64(state: seed)
+    return (0..<count).map { _ in uuidString(&random) }
+}
+
+/// Median wall time of `body` over `runs` runs, in seconds.
+func median(runs: Int, _ body: () -> Void) -> Double {
+    let clock = ContinuousClock()
+    var times: [Double] = []
+    for _ in 0..<runs {
+        let elapsed = clock.measure(body)
+        times.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+    }
+    times.sort()
+    return times[times.count / 2]
+}
+
+/// `value` with `decimals` digits after the point (no Foundation needed).
+func fixed(_ value: Double, _ decimals: Int) -> String {
+    let scale = pow(10, Double(decimals))
+    let scaled = Int((value * scale).rounded())
+    let whole = scaled / Int(scale)
+    let fraction = String(abs(scaled) % Int(scale))
+    return "\(whole)." + String(repeating: "0", count: decimals - fraction.count) + fraction
+}
+
+func format(_ seconds: Double) -> String {
+    seconds < 1e-3 ? fixed(seconds * 1e6, 2) + " µs" : fixed(seconds * 1e3, 2) + " ms"
+}
+
+/// Resident set size of this process, in bytes (from /proc/self/statm).
+func residentBytes() -> Int {
+    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+    defer { fclose(file) }
+    var size = 0
+    var resident = 0
+    _ = withUnsafeMutablePointer(to: &size) { sizePointer in
+        withUnsafeMutablePointer(to: &resident) { residentPointer in
+            withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) }
+        }
+    }
+    return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+func snapshot(of ids: [String]) -> Snapshot {
+    var snapshot = Snapshot()
+    try! snapshot.appendSections(["S"])
+    try! snapshot.appendItems(ids.map { Item($0) })
+    return snapshot
+}
+
+// MARK: Benchmarks
+
+/// The DifferenceKit workload: delete `deleteCount` at `deleteRange`, insert as many new ids at
+/// `insertStart`, shuffle the first `shuffleCount`.
+func diffBenchmark(count: Int, deleteRange: Range<Int>, insertStart: Int, shuffleCount: Int, runs: Int) {
+    let source = uuids(count, seed: 1)
+    var target = source
+    target.removeSubrange(deleteRange)
+    target.insert(contentsOf: uuids(deleteRange.count, seed: 2), at: insertStart)
+    var random = SplitMix64(state: 3)
+    target[0..<shuffleCount].shuffle(using: &random)
+
+    let old = snapshot(of: source)
+    let new = snapshot(of: target)
+    var changes = StagedChanges()
+    let diff = median(runs: runs) { changes = new.difference(from: old) }
+    let buildAndDiff = median(runs: runs) {
+        let rebuilt = snapshot(of: target)
+        changes = rebuilt.difference(from: old)
+    }
+    let floor = median(runs: runs) {
+        var index = [String: Int]()
+        index.reserveCapacity(target.count)
+        for (position, id) in target.enumerated() { index[id] = position }
+        precondition(index.count == target.count)
+    }
+    let floorUnreserved = median(runs: runs) {
+        var index = [String: Int]()
+        for (position, id) in target.enumerated() { index[id] = position }
+        precondition(index.count == target.count)
+    }
+    let stages = changes.stages
+    let label = count >= 1000 ? "\(count / 1000)k" : "\(count)"
+    print("diff \(label): \(format(diff))  (hashing floor \(format(floor)), unreserved \(format(floorUnreserved)); "
+        + "diff/floor \(fixed(diff / floor, 2))×)")
+    print("diff \(label) including building the new snapshot: \(format(buildAndDiff)) "
+        + "(\(fixed(buildAndDiff / floor, 2))× floor)")
+    print("  stages \(stages.count): deletes \(stages.flatMap(\.itemDeletes).count), "
+        + "inserts \(stages.flatMap(\.itemInserts).count), moves \(stages.flatMap(\.itemMoves).count)")
+    precondition((try? old.applying(changes)) == new, "the staged changes do not reproduce the target")
+}
+
+/// Single-item edits into snapshots of growing size: the time must not grow with the size.
+func editBenchmark(size: Int) {
+    var snapshot = snapshot(of: uuids(size, seed: 10))
+    let extra = uuids(10_000, seed: 11)
+    let middle = snapshot.itemIdentifier(at: IndexPath(section: 0, item: size / 2))!
+    let clock = ContinuousClock()
+    func perOperation(_ body: (String) -> Void) -> Double {
+        let elapsed = clock.measure { for id in extra { body(id) } }
+        return (Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)) / Double(extra.count)
+    }
+    let append = perOperation { _ = try! snapshot.appendItems([Item($0)]) }
+    let delete = perOperation { snapshot.deleteItems([$0]) }
+    let insert = perOperation { _ = try! snapshot.insertItems([Item($0)], beforeItem: middle) }
+    let lookup = perOperation { precondition(snapshot.indexPath(ofItem: $0) != nil) }
+    let move = perOperation { try! snapshot.moveItem($0, afterItem: middle) }
+    let label = size >= 1_000_000 ? "\(size / 1_000_000)M" : "\(size / 1000)k"
+    print("edits at \(label): append \(format(append)), delete \(format(delete)), insert in the middle \(format(insert)), "
+        + "move \(format(move)), indexPath look-up \(format(lookup))")
+}
+
+/// Resident memory of a 1M-item snapshot with 36-character identifiers.
+func memoryBenchmark() {
+    let count = 1_000_000
+    let before = residentBytes()
+    var random = SplitMix64(state: 20)
+    var snapshot = Snapshot()
+    try! snapshot.appendSections(["S"])
+    for _ in 0..<count { try! snapshot.appendItems([Item(uuidString(&random))]) }
+    let after = residentBytes()
+    precondition(snapshot.numberOfItems == count)
+    print("memory at 1M items (36-character ids): \((after - before) / count) bytes per item "
+        + "(\((after - before) >> 20) MiB resident)")
+}
+
+let mode = CommandLine.arguments.dropFirst().first ?? "all"
+#if DEBUG
+    print("warning: a debug build; run `swift run -c release core-benchmarks` for real figures")
+#endif
+if mode == "memory" || mode == "all" { memoryBenchmark() }
+if mode == "diff" || mode == "all" {
+    diffBenchmark(count: 5_000, deleteRange: 2_000..<3_000, insertStart: 3_000, shuffleCount: 200, runs: 200)
+    diffBenchmark(count: 100_000, deleteRange: 20_000..<30_000, insertStart: 30_000, shuffleCount: 2_000, runs: 21)
+}
+if mode == "edits" || mode == "all" {
+    for size in [10_000, 100_000, 1_000_000] { editBenchmark(size: size) }
+}
