@@ -50,10 +50,10 @@ struct StageApplier {
         // 1. Reloads, at positions before the stage.
         for reload in stage.itemReloads {
             let slot = Self.slot(storage, at: reload.indexPath)
-            storage.itemData[Int(slot)] = reload.item.data
+            storage.setData(reload.item.data, ofSlot: slot)
         }
         for reload in stage.sectionReloads {
-            storage.sectionRecords[Int(storage.sectionKey(at: reload.index))].data = reload.section.data
+            storage.setData(reload.section.data, ofSection: storage.sectionKey(at: reload.index))
         }
         // 2. Take items out: deletes, and move sources (kept for re-insertion).
         let movedSlots = stage.itemMoves.map { Self.slot(storage, at: $0.from) }
@@ -96,7 +96,7 @@ struct StageApplier {
         // 5. Reconfigures, at positions after the stage.
         for change in stage.itemReconfigures {
             let slot = Self.slot(storage, at: change.indexPath)
-            storage.itemData[Int(slot)] = change.item.data
+            storage.setData(change.item.data, ofSlot: slot)
         }
     }
 

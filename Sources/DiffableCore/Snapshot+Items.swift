@@ -77,7 +77,7 @@ extension Snapshot {
     ///
     /// - Complexity: O(1) here; the old storage is released when no other copy holds it.
     public mutating func deleteAllItems() {
-        storage = SnapshotStorage()
+        storage.removeAll()
     }
 
     /// Moves an item just before another item, in that item's section (which may be another section).
@@ -124,7 +124,7 @@ extension Snapshot {
             throw SnapshotError(
                 .itemNotFound, "Items \(quoted(unknown)) do not exist in the snapshot.", identifiers: unknown)
         }
-        for item in items { storage.itemData[Int(storage.slotByID[item.id]!)] = item.data }
+        for item in items { storage.setData(item.data, ofSlot: storage.slotByID[item.id]!) }
     }
 
     // MARK: Helpers
@@ -195,7 +195,7 @@ extension Snapshot {
             let slot = slots[index]
             existing.append(items[index].id)
             storage.detach(slot)
-            storage.itemData[Int(slot)] = items[index].data
+            storage.setData(items[index].data, ofSlot: slot)
         }
         return (slots, existing)
     }

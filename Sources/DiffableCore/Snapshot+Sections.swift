@@ -102,7 +102,7 @@ extension Snapshot {
             throw SnapshotError(
                 .sectionNotFound, "Sections \(quoted(unknown)) do not exist in the snapshot.", identifiers: unknown)
         }
-        for section in sections { storage.sectionRecords[Int(storage.sectionKeyByID[section.id]!)].data = section.data }
+        for section in sections { storage.setData(section.data, ofSection: storage.sectionKeyByID[section.id]!) }
     }
 
     // MARK: Validation

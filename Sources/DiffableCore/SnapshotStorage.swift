@@ -63,6 +63,9 @@ struct SnapshotStorage: Sendable {
 
     var itemCount = 0
 
+    /// While non-nil, every persistent change appends its inverse here (see `SnapshotStorage+Undo`).
+    var undoLog: [UndoEntry]? = nil
+
     struct ItemMarks: OptionSet, Sendable {
         var rawValue: UInt8
         static let reloaded = ItemMarks(rawValue: 1)
@@ -83,6 +86,7 @@ struct SnapshotStorage: Sendable {
     mutating func insertSection(_ section: Section, at position: Int) {
         let record = SectionRecord(id: section.id, data: section.data, chunks: [], count: 0, isReloaded: false)
         let key: Int32
+        let fresh = freeSectionKeys.isEmpty
         if let reused = freeSectionKeys.popLast() {
             key = reused
             sectionRecords[Int(key)] = record
@@ -94,10 +98,20 @@ struct SnapshotStorage: Sendable {
         sectionKeyByID[section.id] = key
         sectionOrder.insert(key, at: position)
         renumberSections(from: position)
+        undoLog?.append(.sectionInserted(key: key, fresh: fresh))
     }
 
     /// Removes the section at `position` with all its items. O(its items + sections after it).
     mutating func removeSection(at position: Int) {
+        if undoLog != nil {
+            // Item by item from the end (O(1) each), so that each removal can be undone.
+            let key = sectionOrder[position]
+            while let handle = sectionRecords[Int(key)].chunks.last, let slot = chunks[Int(handle)].slots.last {
+                removeItem(slot)
+            }
+            let record = sectionRecords[Int(key)]
+            undoLog?.append(.sectionRemoved(key: key, position: position, id: record.id, data: record.data, isReloaded: record.isReloaded))
+        }
         let key = sectionOrder.remove(at: position)
         let record = sectionRecords[Int(key)]
         for handle in record.chunks {
@@ -118,6 +132,7 @@ struct SnapshotStorage: Sendable {
         let key = sectionOrder.remove(at: from)
         sectionOrder.insert(key, at: to)
         renumberSections(from: min(from, to), through: max(from, to))
+        undoLog?.append(.sectionMoved(from: from, to: to))
     }
 
     /// Rewrites `sectionPosition` for the positions in `start...end` (to the last section by default).
@@ -175,6 +190,7 @@ struct SnapshotStorage: Sendable {
         var existing: Int32 = -1
         Self.claim(&slotByID[item.id, default: -1], candidate: candidate, existing: &existing)
         if existing >= 0 { return (existing, false) }
+        undoLog?.append(.allocated(slot: candidate, fresh: freeSlots.last != candidate))
         if freeSlots.last == candidate {
             freeSlots.removeLast()
             itemIDs[Int(candidate)] = item.id
@@ -207,6 +223,7 @@ struct SnapshotStorage: Sendable {
     }
 
     private mutating func freeSlot(_ slot: Int32) {
+        undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData[Int(slot)], marks: itemMarks[Int(slot)]))
         slotByID[itemIDs[Int(slot)]] = nil
         itemIDs[Int(slot)] = ""
         itemData[Int(slot)] = .null
@@ -220,6 +237,7 @@ struct SnapshotStorage: Sendable {
     mutating func attach(_ slot: Int32, toSection key: Int32, at index: Int) {
         let count = sectionRecords[Int(key)].count
         precondition(index >= 0 && index <= count, "attach index out of range")
+        undoLog?.append(.attached(slot: slot))
         itemCount += 1
         sectionRecords[Int(key)].count += 1
 
@@ -261,6 +279,7 @@ struct SnapshotStorage: Sendable {
         let key = chunks[Int(handle)].section
         let offset = Int(itemOffset[Int(slot)])
         let chunkPosition = chunkIndex(in: sectionRecords[Int(key)], containing: chunks[Int(handle)].start + offset)
+        undoLog?.append(.detached(slot: slot, section: key, index: chunks[Int(handle)].start + offset))
         itemCount -= 1
         sectionRecords[Int(key)].count -= 1
         chunks[Int(handle)].slots.remove(at: offset)
@@ -358,6 +377,31 @@ struct SnapshotStorage: Sendable {
         chunks[Int(intoHandle)].slots.append(contentsOf: chunks[Int(fromHandle)].slots)
         sectionRecords[Int(key)].chunks.remove(at: first + 1)
         freeChunk(fromHandle)
+    }
+
+    /// Replaces an item's payload.
+    mutating func setData(_ data: JSONValue, ofSlot slot: Int32) {
+        undoLog?.append(.itemData(slot: slot, old: itemData[Int(slot)]))
+        itemData[Int(slot)] = data
+    }
+
+    /// Replaces a section's payload.
+    mutating func setData(_ data: JSONValue, ofSection key: Int32) {
+        undoLog?.append(.sectionData(key: key, old: sectionRecords[Int(key)].data))
+        sectionRecords[Int(key)].data = data
+    }
+
+    /// Empties the storage: every section and item. O(1).
+    mutating func removeAll() {
+        let log = undoLog
+        let old = self
+        self = SnapshotStorage()
+        if var log {
+            var emptied = old
+            emptied.undoLog = nil
+            log.append(.replaced(emptied))
+            undoLog = log
+        }
     }
 
     /// Calls `body` with the slot of every item of a section, in order. O(items in the section).
