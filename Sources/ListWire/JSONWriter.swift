@@ -1,0 +1,171 @@
+import DiffableCore
+
+/// Writes compact JSON as UTF-8 bytes. Object members of `JSONValue`s come out sorted by key, so the
+/// same value always gives the same bytes; envelopes written with `key(_:)` keep the order written.
+///
+/// ```swift
+/// var writer = JSONWriter()
+/// writer.beginObject()
+/// writer.key("ok"); writer.bool(true)
+/// writer.endObject()
+/// writer.bytes   // {"ok":true}
+/// ```
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    /// Whether the next member or element needs a comma before it, per open container.
+    private var needsComma: [Bool] = []
+
+    public init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    // MARK: Containers
+
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes a member name; the value written next belongs to it.
+    public mutating func key(_ name: String) {
+        separate()
+        writeQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    /// Whether a member name was just written (its value takes no comma).
+    private var afterKey = false
+
+    /// Adds the comma between members or elements, and marks the container as non-empty.
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard let last = needsComma.indices.last else { return }
+        if needsComma[last] { bytes.append(UInt8(ascii: ",")) }
+        needsComma[last] = true
+    }
+
+    // MARK: Scalars
+
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    public mutating func int(_ value: Int) {
+        separate()
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+        } else {
+            bytes.append(contentsOf: String(value).utf8)
+        }
+    }
+
+    public mutating func double(_ value: Double) {
+        separate()
+        if value.isFinite {
+            bytes.append(contentsOf: value.description.utf8)
+        } else {
+            bytes.append(contentsOf: "null".utf8)  // JSON has no infinities or NaN
+        }
+    }
+
+    public mutating func string(_ value: String) {
+        separate()
+        writeQuoted(value)
+    }
+
+    /// Writes any JSON value (object members sorted by key).
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .int(let number): int(number)
+        case .double(let number): double(number)
+        case .string(let text): string(text)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for name in members.keys.sorted() {
+                key(name)
+                self.value(members[name]!)
+            }
+            endObject()
+        }
+    }
+
+    /// Appends bytes that are already a JSON value (for example a cached encoding).
+    public mutating func raw(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+    }
+
+    // MARK: Strings
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private mutating func writeQuoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    bytes.append(contentsOf: "u00".utf8)
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// Compact JSON bytes (object members sorted by key).
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter()
+        writer.value(self)
+        return writer.bytes
+    }
+}

@@ -1,0 +1,146 @@
+import DiffableCore
+
+/// One request line: `{"id": <optional scalar>, "cmd": "<command>", <arguments>}`.
+public struct Request: Sendable {
+    /// The caller's identifier, echoed in the reply; any JSON scalar.
+    public var id: JSONValue?
+    public var command: String
+    public var arguments: Arguments
+
+    public init(id: JSONValue? = nil, command: String, arguments: [String: JSONValue] = [:]) {
+        self.id = id
+        self.command = command
+        self.arguments = Arguments(arguments)
+    }
+
+    /// Decodes a parsed line.
+    ///
+    /// - Throws: `invalid-request` when it is not an object with a string `cmd` and a scalar `id`.
+    public init(_ value: JSONValue) throws(WireError) {
+        guard case .object(var members) = value else {
+            throw WireError(.invalidRequest, "A request is a JSON object with a \"cmd\" member.")
+        }
+        let id = members.removeValue(forKey: "id")
+        switch id {
+        case .array, .object: throw WireError(.invalidRequest, "\"id\" must be a string, number, boolean or null.")
+        default: break
+        }
+        guard let command = members.removeValue(forKey: "cmd") else {
+            throw WireError(.invalidRequest, "The request has no \"cmd\" member.")
+        }
+        guard case .string(let name) = command else {
+            throw WireError(.invalidRequest, "\"cmd\" must be a string.")
+        }
+        self.id = id
+        self.command = name
+        self.arguments = Arguments(members)
+    }
+
+    /// The `id` member of a line that may not be a valid request, so that even an error reply can echo it.
+    public static func id(in value: JSONValue) -> JSONValue? {
+        guard case .object(let members) = value, let id = members["id"] else { return nil }
+        switch id {
+        case .array, .object: return nil
+        default: return id
+        }
+    }
+}
+
+/// A request's arguments, read by name. Every read marks the argument as used; `finish()` rejects any
+/// argument nobody read, so unknown (misspelt) arguments are errors rather than silently ignored.
+public struct Arguments: Sendable {
+    public private(set) var members: [String: JSONValue]
+    private var used: Set<String> = []
+
+    public init(_ members: [String: JSONValue]) {
+        self.members = members
+    }
+
+    /// The raw value of an argument, or `nil` when absent. `null` counts as absent.
+    public mutating func value(_ name: String) -> JSONValue? {
+        used.insert(name)
+        guard let value = members[name], !value.isNull else { return nil }
+        return value
+    }
+
+    /// A required argument's raw value.
+    public mutating func required(_ name: String) throws(WireError) -> JSONValue {
+        guard let value = value(name) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        return value
+    }
+
+    public mutating func string(_ name: String) throws(WireError) -> String {
+        guard case .string(let text) = try required(name) else { throw Self.wrongType(name, "a string") }
+        return text
+    }
+
+    public mutating func optionalString(_ name: String) throws(WireError) -> String? {
+        guard let value = value(name) else { return nil }
+        guard case .string(let text) = value else { throw Self.wrongType(name, "a string") }
+        return text
+    }
+
+    public mutating func optionalInt(_ name: String) throws(WireError) -> Int? {
+        guard let value = value(name) else { return nil }
+        switch value {
+        case .int(let number): return number
+        case .double(let number) where number == number.rounded() && abs(number) < 9e15: return Int(number)
+        default: throw Self.wrongType(name, "an integer")
+        }
+    }
+
+    public mutating func int(_ name: String) throws(WireError) -> Int {
+        guard let number = try optionalInt(name) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        return number
+    }
+
+    public mutating func optionalBool(_ name: String) throws(WireError) -> Bool? {
+        guard let value = value(name) else { return nil }
+        guard case .bool(let flag) = value else { throw Self.wrongType(name, "a boolean") }
+        return flag
+    }
+
+    public mutating func array(_ name: String) throws(WireError) -> [JSONValue] {
+        guard case .array(let elements) = try required(name) else { throw Self.wrongType(name, "an array") }
+        return elements
+    }
+
+    public mutating func optionalArray(_ name: String) throws(WireError) -> [JSONValue]? {
+        guard let value = value(name) else { return nil }
+        guard case .array(let elements) = value else { throw Self.wrongType(name, "an array") }
+        return elements
+    }
+
+    public mutating func strings(_ name: String) throws(WireError) -> [String] {
+        try array(name).enumerated().map { (index, element) throws(WireError) -> String in
+            guard case .string(let text) = element else { throw Self.wrongType("\(name)[\(index)]", "a string") }
+            return text
+        }
+    }
+
+    /// Exactly one of two alternative arguments (such as `beforeItem` / `afterItem`).
+    public mutating func oneOf(_ first: String, _ second: String) throws(WireError) -> (name: String, value: String) {
+        let a = try optionalString(first)
+        let b = try optionalString(second)
+        switch (a, b) {
+        case (let value?, nil): return (first, value)
+        case (nil, let value?): return (second, value)
+        case (nil, nil): throw WireError(.invalidArgument, "Missing argument \"\(first)\" or \"\(second)\".")
+        default: throw WireError(.invalidArgument, "Give either \"\(first)\" or \"\(second)\", not both.")
+        }
+    }
+
+    /// Rejects arguments that were not read.
+    public func finish() throws(WireError) {
+        let unknown = members.keys.filter { !used.contains($0) }.sorted()
+        if let first = unknown.first {
+            throw WireError(
+                .invalidArgument,
+                unknown.count == 1 ? "Unknown argument \"\(first)\"." : "Unknown arguments \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
+        }
+    }
+
+    static func wrongType(_ name: String, _ expected: String) -> WireError {
+        WireError(.invalidArgument, "Argument \"\(name)\" must be \(expected).")
+    }
+}

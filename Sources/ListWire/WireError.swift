@@ -1,0 +1,77 @@
+import DiffableCore
+
+/// The stable error codes of the protocol. `protocol/PROTOCOL.md` documents each one.
+public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
+    case invalidJSON = "invalid-json"
+    case invalidRequest = "invalid-request"
+    case invalidArgument = "invalid-argument"
+    case unknownCommand = "unknown-command"
+    case lineTooLong = "line-too-long"
+    case dataSourceNotFound = "data-source-not-found"
+    case dataSourceExists = "data-source-exists"
+    case sectionNotFound = "section-not-found"
+    case itemNotFound = "item-not-found"
+    case duplicateSection = "duplicate-section"
+    case duplicateItem = "duplicate-item"
+    case noSections = "no-sections"
+    case invalidMove = "invalid-move"
+    case indexOutOfRange = "index-out-of-range"
+    case versionConflict = "version-conflict"
+    case limitExceeded = "limit-exceeded"
+    case notAttached = "not-attached"
+    case shuttingDown = "shutting-down"
+    case `internal` = "internal"
+
+    /// One line for `describe`.
+    public var summary: String {
+        switch self {
+        case .invalidJSON: return "The line is not one valid JSON text (UTF-8, no duplicate keys, bounded nesting)."
+        case .invalidRequest: return "The line is JSON but not a request object with a string \"cmd\" and a scalar \"id\"."
+        case .invalidArgument: return "An argument is missing, unknown, or of the wrong type; the message names it."
+        case .unknownCommand: return "No command has that name."
+        case .lineTooLong: return "The line is longer than the server's limit; the connection is closed after this reply."
+        case .dataSourceNotFound: return "No data source has that name."
+        case .dataSourceExists: return "createDataSource named a data source that exists."
+        case .sectionNotFound: return "A named section does not exist."
+        case .itemNotFound: return "A named item does not exist."
+        case .duplicateSection: return "A section identifier repeats, or already exists."
+        case .duplicateItem: return "An item identifier repeats, or already exists elsewhere in a snapshot."
+        case .noSections: return "Items were appended without a section while there are none."
+        case .invalidMove: return "A section or item was moved relative to itself."
+        case .indexOutOfRange: return "An index or index path is outside the snapshot."
+        case .versionConflict: return "ifVersion does not match the data source's current version."
+        case .limitExceeded: return "A configured limit (data sources, items, batch size, identifier length, …) would be exceeded."
+        case .notAttached: return "The command needs a view attached on this connection."
+        case .shuttingDown: return "The server is stopping and accepts no new work."
+        case .internal: return "A bug in listd; the server logged it. The request changed nothing."
+        }
+    }
+}
+
+/// An error reply: a stable code and a message for humans.
+public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The wire form of a core error (same code, same message).
+    public init(_ error: SnapshotError) {
+        let code: ErrorCode
+        switch error.code {
+        case .duplicateSection: code = .duplicateSection
+        case .duplicateItem: code = .duplicateItem
+        case .sectionNotFound: code = .sectionNotFound
+        case .itemNotFound: code = .itemNotFound
+        case .noSections: code = .noSections
+        case .invalidMove: code = .invalidMove
+        case .invalidArgument: code = .invalidArgument
+        }
+        self.init(code, error.message)
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

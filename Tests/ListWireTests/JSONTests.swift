@@ -1,0 +1,119 @@
+import DiffableCore
+import ListWire
+import Testing
+
+@Suite("JSON parser and writer")
+struct JSONTests {
+    static let valid: [(String, JSONValue)] = [
+        ("null", .null), ("true", true), (" false ", false), ("0", 0), ("-12", -12), ("1.5", 1.5), ("-0.25e2", -25.0),
+        ("1E3", 1000.0), ("9223372036854775807", .int(Int.max)), ("9223372036854775808", 9_223_372_036_854_775_808.0),
+        (#""""#, ""), (#""a\"b\\c\/d\b\f\n\r\t""#, "a\"b\\c/d\u{8}\u{c}\n\r\t"), (#""\u00e9\u4e2d""#, "é中"),
+        (#""\ud83d\ude00""#, "😀"), ("\"😀 감기\"", "😀 감기"), ("[]", []), ("{}", [:]), ("[1,[2,[3]]]", [1, [2, [3]]]),
+        (#"{"a":{"b":[true,null]},"c":"d"}"#, ["a": ["b": [true, nil]], "c": "d"]), ("\r\n\t [ 1 , 2 ] \n", [1, 2]),
+    ]
+
+    static let invalid: [(String, String)] = [
+        ("", "unexpected end"), ("nul", "literal"), ("tru", "literal"), ("[1,]", "unexpected"), ("{\"a\":1,}", "string key"),
+        ("{\"a\" 1}", "':'"), ("{\"a\":1 \"b\":2}", "','"), ("[1 2]", "','"), ("01", "after the JSON value"),
+        ("1.", "number"), ("-", "number"), (".5", "unexpected"), ("1e", "number"), ("+1", "unexpected"),
+        ("1e999", "out of range"), ("\"abc", "unterminated"), ("\"a\u{01}b\"", "control"), (#""\x""#, "escape"),
+        (#""\u12""#, "\\u"), (#""\ud800""#, "surrogate"), (#""\udc00x""#, "surrogate"), (#""\ud800\u0041""#, "surrogate"),
+        ("{\"a\":1,\"a\":2}", "duplicate key \"a\""), ("[1] x", "after the JSON value"), ("{1:2}", "string key"),
+        ("'a'", "unexpected"),
+    ]
+
+    @Test func acceptsValidJSON() throws {
+        for (text, expected) in Self.valid {
+            #expect(try JSONParser.parse(text) == expected, "\(text)")
+        }
+    }
+
+    @Test func rejectsInvalidJSONWithAReason() {
+        for (text, reason) in Self.invalid {
+            do {
+                let value = try JSONParser.parse(text)
+                Issue.record("accepted \(text) as \(value)")
+            } catch {
+                #expect(error.reason.contains(reason), "\(text): \(error)")
+            }
+        }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xFE, 0x22]] {
+            #expect { try JSONParser.parse(bytes) } throws: { ($0 as? JSONParseError)?.reason.contains("UTF-8") == true }
+        }
+    }
+
+    @Test func boundsNesting() throws {
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect { try JSONParser.parse(deep) } throws: { ($0 as? JSONParseError)?.reason.contains("nesting") == true }
+        let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        _ = try JSONParser.parse(fine)
+        // Far deeper than any stack would take: refused, not crashed.
+        let abusive = String(repeating: "{\"a\":", count: 200_000)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(abusive) }
+    }
+
+    @Test func writerOutputParsesBack() throws {
+        var random = SeededGenerator(seed: 7)
+        for _ in 0..<2_000 {
+            let value = randomValue(&random, depth: 0)
+            let bytes = value.jsonBytes
+            #expect(try JSONParser.parse(bytes) == value)
+            #expect(!bytes.contains(0x0A), "compact output never contains a newline")
+        }
+    }
+
+    @Test func writerEnvelopes() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("id")
+        writer.int(7)
+        writer.key("ok")
+        writer.bool(true)
+        writer.key("result")
+        writer.beginObject()
+        writer.key("list")
+        writer.beginArray()
+        writer.string("a\n")
+        writer.beginObject()
+        writer.endObject()
+        writer.double(0.5)
+        writer.null()
+        writer.endArray()
+        writer.endObject()
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"id":7,"ok":true,"result":{"list":["a\n",{},0.5,null]}}"#)
+    }
+
+    private func randomValue(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
+        let strings = ["", "a", "감기", "😀", "quote\"back\\slash", "ctl\u{01}\u{1F}\n", "é"]
+        switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &random) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &random))
+        case 2: return .int(Int.random(in: Int.min...Int.max, using: &random))
+        case 3: return .double(Double.random(in: -1e12...1e12, using: &random))
+        case 4: return .string(strings.randomElement(using: &random)! + String(Int.random(in: 0..<9, using: &random)))
+        case 5: return .array((0..<Int.random(in: 0...4, using: &random)).map { _ in randomValue(&random, depth: depth + 1) })
+        default:
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                members[strings.randomElement(using: &random)! + String(Int.random(in: 0..<9, using: &random))] = randomValue(&random, depth: depth + 1)
+            }
+            return .object(members)
+        }
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
