@@ -8,16 +8,53 @@ let package = Package(
         .library(name: "DiffableCore", targets: ["DiffableCore"]),
         // The wire format: strict JSON, requests, replies, the protocol's shapes of the model.
         .library(name: "ListWire", targets: ["ListWire"]),
+        .executable(name: "listd", targets: ["listd"]),
+        .executable(name: "listctl", targets: ["listctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(name: "DiffableCore"),
         .testTarget(name: "DiffableCoreTests", dependencies: ["DiffableCore"]),
         .target(name: "ListWire", dependencies: ["DiffableCore"]),
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore"]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // The daemon's engine: socket, connections, data sources, views, systemd glue.
+        .target(
+            name: "ListServer",
+            dependencies: [
+                "DiffableCore", "ListWire", "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "listd",
+            dependencies: [
+                "ListServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "listctl",
+            dependencies: [
+                "ListWire", "DiffableCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Integration tests: the real listd binary on a socket in a temporary directory.
+        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "listd", "listctl"]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore"],
+            dependencies: ["DiffableCore", "ListWire"],
             path: "Benchmarks/CoreBenchmarks"
         ),
     ],

@@ -1,0 +1,155 @@
+import DiffableCore
+import ListWire
+import NIOCore
+
+/// What running one request produced: the reply line (without its newline), an event to broadcast
+/// after the reply, and anything else to do once the reply is written.
+struct CommandOutcome {
+    var reply: [UInt8]
+    var broadcast: (DataSource, ByteBuffer)? = nil
+    var afterReply: [() -> Void] = []
+}
+
+/// A command's effect, decided once its arguments are read and checked.
+struct Execution {
+    /// Writes the `result` object's members.
+    var result: (inout JSONWriter) -> Void
+    var broadcast: (DataSource, ByteBuffer)? = nil
+    var afterReply: [() -> Void] = []
+}
+
+/// The documentation of one argument, for `describe`.
+struct ArgumentSpec: Sendable {
+    let name: String
+    let type: String
+    let required: Bool
+    let summary: String
+
+    init(_ name: String, _ type: String, required: Bool = false, _ summary: String) {
+        self.name = name
+        self.type = type
+        self.required = required
+        self.summary = summary
+    }
+}
+
+/// Everything a command's handler can reach.
+struct CommandContext {
+    let state: ServerState
+    let connection: ConnectionHandler
+    let allocator: ByteBufferAllocator
+}
+
+/// One command: its documentation and its handler. The handler reads its arguments and returns what
+/// to do; the router rejects unknown arguments before doing it, so a request with a misspelt argument
+/// changes nothing.
+struct Command: Sendable {
+    let name: String
+    let summary: String
+    let arguments: [ArgumentSpec]
+    let result: String
+    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> (CommandContext) throws(WireError) -> Execution
+}
+
+/// Routes request lines to commands and writes the reply envelopes:
+/// `{"id":…,"ok":true,"result":{…}}` or `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
+struct CommandRouter: Sendable {
+    static let protocolVersion = 1
+    static let serverVersion = "listd/0.1.0"
+
+    let commands: [String: Command]
+    let commandOrder: [String]
+
+    init() {
+        let all = Self.housekeepingCommands + Self.dataSourceCommands + Self.mutationCommands + Self.queryCommands
+            + Self.viewCommands
+        commands = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+        commandOrder = all.map(\.name)
+    }
+
+    func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
+        let state = connection.state
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            return fail(id: nil, WireError(.invalidJSON, "The line is not valid JSON: \(error)."), state: state)
+        }
+        let request: Request
+        do {
+            request = try Request(value)
+        } catch {
+            return fail(id: Request.id(in: value), error, state: state)
+        }
+        guard let command = commands[request.command] else {
+            return fail(
+                id: request.id,
+                WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
+                state: state)
+        }
+        state.commandCounts[command.name, default: 0] += 1
+        if state.isShuttingDown {
+            return fail(id: request.id, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), state: state)
+        }
+        let context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
+        do {
+            var arguments = request.arguments
+            let run = try command.prepare(&arguments, context)
+            try arguments.finish()
+            let execution = try run(context)
+            var writer = JSONWriter(capacity: 128)
+            writer.beginObject()
+            if let id = request.id {
+                writer.key("id")
+                writer.value(id)
+            }
+            writer.key("ok")
+            writer.bool(true)
+            writer.key("result")
+            writer.beginObject()
+            execution.result(&writer)
+            writer.endObject()
+            writer.endObject()
+            return CommandOutcome(reply: writer.bytes, broadcast: execution.broadcast, afterReply: execution.afterReply)
+        } catch {
+            return fail(id: request.id, error, state: state)
+        }
+    }
+
+    private func fail(id: JSONValue?, _ error: WireError, state: ServerState) -> CommandOutcome {
+        state.errorCounts[error.code.rawValue, default: 0] += 1
+        if error.code == .internal { state.logger.error("internal error", metadata: ["error": "\(error.message)"]) }
+        return CommandOutcome(reply: errorReply(id: id, error))
+    }
+
+    /// The bytes of an error reply.
+    func errorReply(id: JSONValue?, _ error: WireError) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        if let id {
+            writer.key("id")
+            writer.value(id)
+        }
+        writer.key("ok")
+        writer.bool(false)
+        writer.key("error")
+        writer.beginObject()
+        writer.key("code")
+        writer.string(error.code.rawValue)
+        writer.key("message")
+        writer.string(error.message)
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension CommandContext {
+    /// The named data source, or `data-source-not-found`.
+    func dataSource(_ name: String) throws(WireError) -> DataSource {
+        guard let dataSource = state.dataSources[name] else {
+            throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
+        }
+        return dataSource
+    }
+}

@@ -1,0 +1,162 @@
+import DiffableCore
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Events a connection may receive, for `describe`.
+let eventCatalog: [(name: String, summary: String)] = [
+    ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
+    ("dropped", "To attached views when their data source is dropped; the view is detached: {dataSource, view}."),
+    ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
+    ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
+]
+
+extension CommandRouter {
+    static var housekeepingCommands: [Command] {
+        [
+            Command(
+                name: "hello",
+                summary: "Says who the client is and checks the protocol version.",
+                arguments: [
+                    ArgumentSpec("protocol", "integer", "The protocol version the client speaks (1)."),
+                    ArgumentSpec("client", "string", "A name for the client, shown in stats and logs."),
+                ],
+                result: "{protocol, server, features, limits}"
+            ) { arguments, _ throws(WireError) in
+                let version = try arguments.optionalInt("protocol")
+                let client = try arguments.optionalString("client")
+                return { context throws(WireError) in
+                    if let version, version != protocolVersion {
+                        throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
+                    }
+                    if let client { context.connection.clientName = client }
+                    let configuration = context.state.configuration
+                    return Execution { writer in
+                        writer.key("protocol")
+                        writer.int(protocolVersion)
+                        writer.key("server")
+                        writer.string(serverVersion)
+                        writer.key("features")
+                        writer.value(["snapshots", "sectionSnapshots", "batch", "views"])
+                        writer.key("limits")
+                        writeLimits(configuration, to: &writer)
+                    }
+                }
+            },
+            Command(name: "ping", summary: "Answers at once.", arguments: [], result: "{}") { _, _ throws(WireError) in
+                { _ throws(WireError) in Execution { _ in } }
+            },
+            Command(
+                name: "describe", summary: "Lists every command with its arguments, every error code and every event.",
+                arguments: [], result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}"
+            ) { _, _ throws(WireError) in
+                { _ throws(WireError) in
+                    Execution { writer in
+                        let router = CommandRouter()
+                        writer.key("protocol")
+                        writer.int(protocolVersion)
+                        writer.key("commands")
+                        writer.beginArray()
+                        for name in router.commandOrder {
+                            let command = router.commands[name]!
+                            writer.beginObject()
+                            writer.key("name")
+                            writer.string(command.name)
+                            writer.key("summary")
+                            writer.string(command.summary)
+                            writer.key("arguments")
+                            writer.beginArray()
+                            for argument in command.arguments {
+                                writer.value([
+                                    "name": .string(argument.name), "type": .string(argument.type),
+                                    "required": .bool(argument.required), "summary": .string(argument.summary),
+                                ])
+                            }
+                            writer.endArray()
+                            writer.key("result")
+                            writer.string(command.result)
+                            writer.endObject()
+                        }
+                        writer.endArray()
+                        writer.key("errors")
+                        writer.beginArray()
+                        for code in ErrorCode.allCases {
+                            writer.value(["code": .string(code.rawValue), "summary": .string(code.summary)])
+                        }
+                        writer.endArray()
+                        writer.key("events")
+                        writer.beginArray()
+                        for event in eventCatalog { writer.value(["name": .string(event.name), "summary": .string(event.summary)]) }
+                        writer.endArray()
+                    }
+                }
+            },
+            Command(
+                name: "stats",
+                summary: "Counters: connections, views, data sources with their versions and sizes, memory, commands, errors.",
+                arguments: [], result: "{uptimeSeconds, connections, views, dataSources, items, memory, commands, errors, events, limits}"
+            ) { _, _ throws(WireError) in
+                { context throws(WireError) in
+                    let state = context.state
+                    return Execution { writer in
+                        writer.key("uptimeSeconds")
+                        writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
+                        writer.key("connections")
+                        writer.value(["current": .int(state.connections.count), "accepted": .int(state.connectionsAccepted)])
+                        writer.key("views")
+                        writer.int(state.viewCount)
+                        writer.key("items")
+                        writer.int(state.totalItems)
+                        writer.key("dataSources")
+                        writer.beginArray()
+                        for name in state.dataSources.keys.sorted() {
+                            let dataSource = state.dataSources[name]!
+                            writer.value([
+                                "name": .string(name), "version": .int(dataSource.version),
+                                "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
+                                "views": .int(dataSource.views.count),
+                            ])
+                        }
+                        writer.endArray()
+                        writer.key("memory")
+                        writer.value(["residentBytes": .int(residentBytes())])
+                        writer.key("commands")
+                        writer.value(.object(state.commandCounts.mapValues { .int($0) }))
+                        writer.key("errors")
+                        writer.value(.object(state.errorCounts.mapValues { .int($0) }))
+                        writer.key("events")
+                        writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
+                        writer.key("limits")
+                        writeLimits(state.configuration, to: &writer)
+                    }
+                }
+            },
+        ]
+    }
+
+    static func writeLimits(_ configuration: ServerConfiguration, to writer: inout JSONWriter) {
+        writer.value([
+            "maxLineBytes": .int(configuration.maximumLineBytes),
+            "maxViewQueueBytes": .int(configuration.maximumViewQueueBytes),
+            "maxDataSources": .int(configuration.maximumDataSources),
+            "maxItemsPerDataSource": .int(configuration.maximumItemsPerDataSource),
+            "maxBatchOperations": .int(configuration.maximumBatchOperations),
+            "maxIdentifierBytes": .int(configuration.maximumIdentifierBytes),
+            "maxConnections": .int(configuration.maximumConnections),
+        ])
+    }
+}
+
+/// This process's resident memory, from /proc/self/statm.
+func residentBytes() -> Int {
+    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 128)
+    guard fgets(&line, 128, file) != nil else { return 0 }
+    let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}

@@ -1,0 +1,330 @@
+import DiffableCore
+import ListWire
+
+extension CommandRouter {
+    static var dataSourceCommands: [Command] {
+        [
+            Command(
+                name: "createDataSource", summary: "Creates an empty data source.",
+                arguments: [ArgumentSpec("dataSource", "string", required: true, "The new data source's name.")],
+                result: "{dataSource, version}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                return { context throws(WireError) in
+                    if context.state.dataSources[name] != nil {
+                        throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.")
+                    }
+                    try checkCanCreate(name, context.state)
+                    context.state.dataSources[name] = DataSource(name: name)
+                    return Execution { writer in
+                        writer.key("dataSource")
+                        writer.string(name)
+                        writer.key("version")
+                        writer.int(0)
+                    }
+                }
+            },
+            Command(
+                name: "dropDataSource", summary: "Deletes a data source; its views get a `dropped` event and are detached.",
+                arguments: [ArgumentSpec("dataSource", "string", required: true, "The data source.")],
+                result: "{dataSource, version}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    context.state.dataSources[name] = nil
+                    let views = dataSource.attachedViews
+                    return Execution(
+                        result: { writer in
+                            writer.key("dataSource")
+                            writer.string(name)
+                            writer.key("version")
+                            writer.int(dataSource.version)
+                        },
+                        afterReply: [
+                            {
+                                for view in views {
+                                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
+                                    view.connection.sendEvent(
+                                        JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
+                                }
+                            }
+                        ])
+                }
+            },
+            Command(
+                name: "listDataSources", summary: "Lists the data sources with their versions and sizes.", arguments: [],
+                result: "{dataSources: [{name, version, sections, items, views}]}"
+            ) { _, _ throws(WireError) in
+                { context throws(WireError) in
+                    let dataSources = context.state.dataSources
+                    return Execution { writer in
+                        writer.key("dataSources")
+                        writer.beginArray()
+                        for name in dataSources.keys.sorted() {
+                            let dataSource = dataSources[name]!
+                            writer.value([
+                                "name": .string(name), "version": .int(dataSource.version),
+                                "sections": .int(dataSource.snapshot.numberOfSections),
+                                "items": .int(dataSource.snapshot.numberOfItems), "views": .int(dataSource.views.count),
+                            ])
+                        }
+                        writer.endArray()
+                    }
+                }
+            },
+        ]
+    }
+
+    static var queryCommands: [Command] {
+        let dataSourceArgument = ArgumentSpec("dataSource", "string", required: true, "The data source.")
+        return [
+            Command(
+                name: "snapshot",
+                summary: "The snapshot: every section with its items, or one section's items from offset (at most limit).",
+                arguments: [
+                    dataSourceArgument,
+                    ArgumentSpec("section", "string", "Only this section."),
+                    ArgumentSpec("offset", "integer", "With section: the first item (default 0)."),
+                    ArgumentSpec("limit", "integer", "With section: at most this many items."),
+                ],
+                result: "{version, sections: [{id, data?, items, count?}]}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let section = try arguments.optionalString("section")
+                let offset = try arguments.optionalInt("offset")
+                let limit = try arguments.optionalInt("limit")
+                if section == nil && (offset != nil || limit != nil) {
+                    throw WireError(.invalidArgument, "\"offset\" and \"limit\" need \"section\".")
+                }
+                if let offset, offset < 0 { throw WireError(.invalidArgument, "Argument \"offset\" must not be negative.") }
+                if let limit, limit < 0 { throw WireError(.invalidArgument, "Argument \"limit\" must not be negative.") }
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    let snapshot = dataSource.snapshot
+                    if let section, !snapshot.contains(section: section) {
+                        throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+                    }
+                    let version = dataSource.version
+                    return Execution { writer in
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("sections")
+                        if let section {
+                            let start = offset ?? 0
+                            let range = start..<(limit.map { start + $0 } ?? Int.max)
+                            writer.beginArray()
+                            writeSection(snapshot, at: snapshot.index(ofSection: section)!, range: range, to: &writer)
+                            writer.endArray()
+                        } else {
+                            writeSections(snapshot, to: &writer)
+                        }
+                    }
+                }
+            },
+            Command(
+                name: "sectionSnapshot",
+                summary: "A section as an outline: the stored section snapshot, or its items as a flat one.",
+                arguments: [dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section.")],
+                result: "{version, items: [{id, data?, children?, expanded?}]}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let section = try arguments.string("section")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let outline = outline(of: section, in: dataSource) else {
+                        throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+                    }
+                    let version = dataSource.version
+                    return Execution { writer in
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("items")
+                        writeOutline(outline, to: &writer)
+                    }
+                }
+            },
+            Command(
+                name: "numberOfSections", summary: "The number of sections.", arguments: [dataSourceArgument],
+                result: "{version, count}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    return versioned(dataSource, "count", .int(dataSource.snapshot.numberOfSections))
+                }
+            },
+            Command(
+                name: "numberOfItems", summary: "The number of items, in all sections or in one.",
+                arguments: [dataSourceArgument, ArgumentSpec("section", "string", "Only this section.")],
+                result: "{version, count}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let section = try arguments.optionalString("section")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let section else { return versioned(dataSource, "count", .int(dataSource.snapshot.numberOfItems)) }
+                    guard let count = try? dataSource.snapshot.numberOfItems(inSection: section) else {
+                        throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+                    }
+                    return versioned(dataSource, "count", .int(count))
+                }
+            },
+            Command(
+                name: "itemIdentifier", summary: "The item at an index path.",
+                arguments: [dataSourceArgument, ArgumentSpec("indexPath", "[section, item]", required: true, "The position.")],
+                result: "{version, item}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let item = dataSource.snapshot.itemIdentifier(at: path) else {
+                        throw WireError(.indexOutOfRange, "There is no item at \(path).")
+                    }
+                    return versioned(dataSource, "item", .string(item))
+                }
+            },
+            Command(
+                name: "indexPath", summary: "The index path of an item.",
+                arguments: [dataSourceArgument, ArgumentSpec("item", "string", required: true, "The item.")],
+                result: "{version, indexPath}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let item = try arguments.string("item")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let path = dataSource.snapshot.indexPath(ofItem: item) else {
+                        throw WireError(.itemNotFound, "Item \"\(item)\" does not exist.")
+                    }
+                    return versioned(dataSource, "indexPath", [.int(path.section), .int(path.item)])
+                }
+            },
+            Command(
+                name: "sectionIdentifier", summary: "The section at an index.",
+                arguments: [dataSourceArgument, ArgumentSpec("index", "integer", required: true, "The section's index.")],
+                result: "{version, section}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let index = try arguments.int("index")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let section = dataSource.snapshot.sectionIdentifier(at: index) else {
+                        throw WireError(.indexOutOfRange, "There is no section at \(index).")
+                    }
+                    return versioned(dataSource, "section", .string(section))
+                }
+            },
+            Command(
+                name: "index", summary: "The index of a section.",
+                arguments: [dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section.")],
+                result: "{version, index}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let section = try arguments.string("section")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    guard let index = dataSource.snapshot.index(ofSection: section) else {
+                        throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+                    }
+                    return versioned(dataSource, "index", .int(index))
+                }
+            },
+            Command(
+                name: "item", summary: "An item's payload, position and section.",
+                arguments: [dataSourceArgument, ArgumentSpec("item", "string", required: true, "The item.")],
+                result: "{version, item, data, indexPath, section}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let item = try arguments.string("item")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    let snapshot = dataSource.snapshot
+                    guard let path = snapshot.indexPath(ofItem: item) else {
+                        throw WireError(.itemNotFound, "Item \"\(item)\" does not exist.")
+                    }
+                    let version = dataSource.version
+                    return Execution { writer in
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("item")
+                        writer.string(item)
+                        writer.key("data")
+                        writer.value(snapshot.data(ofItem: item)!)
+                        writer.key("indexPath")
+                        writer.indexPath(path)
+                        writer.key("section")
+                        writer.string(snapshot.sectionIdentifier(at: path.section)!)
+                    }
+                }
+            },
+        ]
+    }
+
+    private static func versioned(_ dataSource: DataSource, _ key: String, _ value: JSONValue) -> Execution {
+        let version = dataSource.version
+        return Execution { writer in
+            writer.key("version")
+            writer.int(version)
+            writer.key(key)
+            writer.value(value)
+        }
+    }
+
+    /// `[{id, data?, items}, …]` for every section.
+    static func writeSections(_ snapshot: Snapshot, to writer: inout JSONWriter) {
+        writer.beginArray()
+        for index in 0..<snapshot.numberOfSections { writeSection(snapshot, at: index, range: nil, to: &writer) }
+        writer.endArray()
+    }
+
+    private static func writeSection(_ snapshot: Snapshot, at index: Int, range: Range<Int>?, to writer: inout JSONWriter) {
+        let section = snapshot.section(at: index)!
+        writer.beginObject()
+        writer.key("id")
+        writer.string(section.id)
+        if !section.data.isNull {
+            writer.key("data")
+            writer.value(section.data)
+        }
+        if range != nil {
+            writer.key("count")
+            writer.int((try? snapshot.numberOfItems(inSection: section.id)) ?? 0)
+        }
+        writer.key("items")
+        writer.beginArray()
+        for item in (try? snapshot.items(inSection: section.id, range: range)) ?? [] {
+            writer.identified(item.id, data: item.data)
+        }
+        writer.endArray()
+        writer.endObject()
+    }
+
+    /// `[{id, data?, expanded?, children?}, …]`, depth-first.
+    static func writeOutline(_ outline: SectionSnapshot, to writer: inout JSONWriter) {
+        func write(_ ids: [String]) {
+            writer.beginArray()
+            for id in ids {
+                writer.beginObject()
+                writer.key("id")
+                writer.string(id)
+                if let data = outline.data(of: id), !data.isNull {
+                    writer.key("data")
+                    writer.value(data)
+                }
+                if (try? outline.isExpanded(id)) == true {
+                    writer.key("expanded")
+                    writer.bool(true)
+                }
+                let children = (try? outline.children(of: id)) ?? []
+                if !children.isEmpty {
+                    writer.key("children")
+                    write(children)
+                }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        write(outline.rootItems.map(\.id))
+    }
+}

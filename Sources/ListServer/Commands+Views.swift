@@ -1,0 +1,77 @@
+import DiffableCore
+import ListWire
+
+extension CommandRouter {
+    static var viewCommands: [Command] {
+        [
+            Command(
+                name: "attach",
+                summary: "Attaches this connection as a view of a data source: the current snapshot now, then a `changes` event for every mutation, in version order.",
+                arguments: [
+                    ArgumentSpec("dataSource", "string", required: true, "The data source."),
+                    ArgumentSpec("view", "string", "A name for the view, unique on the data source (one is made up when absent)."),
+                ],
+                result: "{view, version, sections}"
+            ) { arguments, _ throws(WireError) in
+                let name = try arguments.string("dataSource")
+                let requested = try arguments.optionalString("view")
+                return { context throws(WireError) in
+                    let dataSource = try context.dataSource(name)
+                    let connection = context.connection
+                    let view = requested ?? "view-\(connection.id)-\(connection.views.count + 1)"
+                    if view.isEmpty || view.utf8.count > context.state.configuration.maximumIdentifierBytes {
+                        throw WireError(.invalidArgument, "A view name must have 1 to \(context.state.configuration.maximumIdentifierBytes) bytes.")
+                    }
+                    if dataSource.views[view] != nil {
+                        throw WireError(.invalidArgument, "Data source \"\(name)\" already has a view named \"\(view)\".")
+                    }
+                    let attachment = ViewAttachment(name: view, dataSource: name, connection: connection)
+                    dataSource.attach(attachment)
+                    connection.views.append(attachment)
+                    let snapshot = dataSource.snapshot
+                    let version = dataSource.version
+                    return Execution { writer in
+                        writer.key("view")
+                        writer.string(view)
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("sections")
+                        writeSections(snapshot, to: &writer)
+                    }
+                }
+            },
+            Command(
+                name: "detach",
+                summary: "Detaches a view of this connection (by name), or all its views of a data source.",
+                arguments: [
+                    ArgumentSpec("view", "string", "The view's name (or give dataSource)."),
+                    ArgumentSpec("dataSource", "string", "Every view of this connection on this data source."),
+                ],
+                result: "{detached: [view]}"
+            ) { arguments, _ throws(WireError) in
+                let view = try arguments.optionalString("view")
+                let dataSource = try arguments.optionalString("dataSource")
+                if view == nil && dataSource == nil {
+                    throw WireError(.invalidArgument, "Missing argument \"view\" or \"dataSource\".")
+                }
+                return { context throws(WireError) in
+                    let connection = context.connection
+                    let matching = connection.views.filter {
+                        (view == nil || $0.name == view) && (dataSource == nil || $0.dataSource == dataSource)
+                    }
+                    if matching.isEmpty {
+                        throw WireError(.notAttached, "No matching view is attached on this connection.")
+                    }
+                    for attachment in matching {
+                        context.state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
+                    }
+                    connection.views.removeAll { attachment in matching.contains { $0.name == attachment.name && $0.dataSource == attachment.dataSource } }
+                    return Execution { writer in
+                        writer.key("detached")
+                        writer.value(.array(matching.map { .string($0.name) }))
+                    }
+                }
+            },
+        ]
+    }
+}

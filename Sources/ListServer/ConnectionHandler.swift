@@ -1,0 +1,157 @@
+import CSystemd
+import DiffableCore
+import ListWire
+import Logging
+import NIOCore
+
+/// One client connection: frames lines, runs each request through the router in order, writes the
+/// replies (flushed once per read burst, so pipelined requests are answered in one write), and carries
+/// the events of the views attached on it.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = FramedLine
+    typealias OutboundOut = ByteBuffer
+
+    let state: ServerState
+    let router: CommandRouter
+    private(set) var id = 0
+    /// Views attached on this connection.
+    var views: [ViewAttachment] = []
+    /// What the client said it is in `hello`.
+    var clientName: String?
+    var peer: PeerCredentials?
+    private var context: ChannelHandlerContext?
+    private var inputClosed = false
+    private var closing = false
+
+    init(state: ServerState, router: CommandRouter) {
+        self.state = state
+        self.router = router
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        id = state.register(self)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        PeerCredentials.fetch(context.channel) { credentials in bound.value.peer = credentials }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        state.unregister(self)
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        switch unwrapInboundIn(data) {
+        case .tooLong:
+            state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
+            write(
+                context: context,
+                reply: router.errorReply(
+                    id: nil, WireError(.lineTooLong, "The line is longer than \(state.configuration.maximumLineBytes) bytes; closing the connection.")))
+            closeAfterFlush(context: context)
+        case .line(let line):
+            handleLine(line, context: context)
+        }
+    }
+
+    private func handleLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
+        let outcome = line.withUnsafeReadableBytes { bytes -> CommandOutcome? in
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
+            return router.handle(line: bytes, connection: self)
+        }
+        guard let outcome else { return }
+        write(context: context, reply: outcome.reply)
+        if let (dataSource, event) = outcome.broadcast { state.broadcast(event, to: dataSource) }
+        for action in outcome.afterReply { action() }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            // A one-shot client (socat, nc) is done: flush its replies and close. A view stays.
+            if views.isEmpty { closeAfterFlush(context: context) }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        state.logger.debug("connection error", metadata: ["connection": "\(id)", "error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func write(context: ChannelHandlerContext, reply: [UInt8]) {
+        var buffer = context.channel.allocator.buffer(capacity: reply.count + 1)
+        buffer.writeBytes(reply)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        context.write(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Flushes what was written, then closes.
+    func closeAfterFlush(context: ChannelHandlerContext) {
+        guard !closing else { return }
+        closing = true
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: done)
+        done.futureResult.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+    }
+
+    /// Writes a pushed event line, unless this connection's unsent output would pass the view queue
+    /// limit: then the view gets a last `overflow` event and the connection is closed.
+    func push(_ event: ByteBuffer) {
+        guard let context, !closing else { return }
+        let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        if buffered + event.readableBytes > state.configuration.maximumViewQueueBytes {
+            state.viewsOverflowed += 1
+            state.logger.warning(
+                "view fell behind; disconnecting", metadata: ["connection": "\(id)", "bufferedBytes": "\(buffered)"])
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("event")
+            writer.string("overflow")
+            writer.key("limit")
+            writer.int(state.configuration.maximumViewQueueBytes)
+            writer.endObject()
+            write(context: context, reply: writer.bytes)
+            closeAfterFlush(context: context)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+    }
+
+    /// Tells the client the server is stopping (views get a `shutdown` event), then closes.
+    func shutDown() {
+        guard let context, !closing else { return }
+        if !views.isEmpty { write(context: context, reply: Array(#"{"event":"shutdown"}"#.utf8)) }
+        closeAfterFlush(context: context)
+    }
+
+    /// Writes an event line that is not part of a broadcast (e.g. `dropped`).
+    func sendEvent(_ bytes: [UInt8]) {
+        guard let context, !closing else { return }
+        write(context: context, reply: bytes)
+        context.flush()
+        if inputClosed && views.isEmpty { closeAfterFlush(context: context) }
+    }
+}
+
+/// The process that connected, from `SO_PEERCRED`.
+struct PeerCredentials: Sendable {
+    var pid: Int32
+    var uid: UInt32
+    var gid: UInt32
+
+    /// Reads the peer's credentials; `body` runs on the channel's event loop.
+    static func fetch(_ channel: Channel, _ body: @escaping @Sendable (PeerCredentials) -> Void) {
+        guard let provider = channel as? SocketOptionProvider else { return }
+        provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            .whenSuccess { (credentials: listd_ucred) in
+                body(PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid))
+            }
+    }
+}

@@ -1,0 +1,70 @@
+import DiffableCore
+
+/// The demo data sources (`listd --demo`), built from the seeds' sample data: the Home screen's
+/// consult, company and expert lists, the emoji and numbers lists, and an emoji outline.
+enum DemoData {
+    static func dataSources() -> [DataSource] {
+        [home(), emoji()]
+    }
+
+    /// `home`: the seed's Home.json, as sections consult, company and expert.
+    static func home() -> DataSource {
+        let dataSource = DataSource(name: "home")
+        let consults: [Item] = [
+            Item("consult-1", data: [
+                "title": "감기에 걸렸을때 어느 병원으로 가야할까요?", "readCnt": 22, "regDate": 1_635_472_394_000,
+                "lastAnswer": ["content": "안녕하세요, 닥톡-네이버 지식iN 상담한의사 박지혜입니다.\n", "profileImg": ""],
+            ]),
+            Item("consult-2", data: [
+                "title": "두통이 자주 있는데 한의원에서도 치료가 되나요?", "readCnt": 7, "regDate": 1_635_558_794_000,
+                "lastAnswer": ["content": "안녕하세요, 상담한의사입니다. 원인에 따라 치료가 가능합니다.\n", "profileImg": ""],
+            ]),
+        ]
+        let companies: [Item] = [
+            Item("company-1", data: ["companyName": "닥프렌즈 병원", "addrRoad": "서울 특별시", "introPath": ""]),
+            Item("company-2", data: ["companyName": "닥프렌즈 한의원", "addrRoad": "부산 광역시", "introPath": ""]),
+        ]
+        let experts: [Item] = [
+            Item("expert-1", data: ["expertInfo": ["expertTypeName": "한의사", "name": "박지혜", "profilePath": ""]]),
+            Item("expert-2", data: ["expertInfo": ["expertTypeName": "약사", "name": "김민수", "profilePath": ""]]),
+        ]
+        dataSource.snapshot = try! Snapshot([
+            (Section("consult", data: ["title": "상담"]), consults),
+            (Section("company", data: ["title": "병원"]), companies),
+            (Section("expert", data: ["title": "전문가"]), experts),
+        ])
+        return dataSource
+    }
+
+    static let categories: [(id: String, title: String, emojis: [(String, String)])] = [
+        ("smileys", "Smileys", [("😀", "Happy"), ("😂", "Laughing"), ("🤣", "Rolling on the floor laughing")]),
+        ("nature", "Nature", [("🐶", "Dog"), ("🌲", "Evergreen tree"), ("🌸", "Cherry blossom")]),
+        ("food", "Food", [("🍎", "Red apple"), ("🍜", "Steaming bowl"), ("☕", "Hot beverage")]),
+        ("activities", "Activities", [("⚽", "Soccer ball"), ("🎸", "Guitar")]),
+        ("travel", "Travel", [("🚗", "Automobile"), ("✈️", "Airplane")]),
+        ("objects", "Objects", [("💡", "Light bulb"), ("📚", "Books")]),
+        ("symbols", "Symbols", [("❤️", "Red heart"), ("✅", "Check mark")]),
+    ]
+
+    /// `emoji`: an outline of emoji categories (section `outline`, categories collapsed), the seed's
+    /// emoji list (section `emojis`) and the numbers 0…100 (section `numbers`).
+    static func emoji() -> DataSource {
+        let dataSource = DataSource(name: "emoji")
+        var outline = SectionSnapshot()
+        for category in categories {
+            try! outline.append([Item(category.id, data: ["title": .string(category.title)])])
+            try! outline.append(
+                category.emojis.map { Item("\(category.id)/\($0.0)", data: ["text": .string($0.0), "title": .string($0.1), "category": .string(category.title)]) },
+                to: category.id)
+        }
+        let emojis = ["😀", "😙", "😝", "🧐", "😫", "😶‍🌫️", "🥶", "😰", "🤫", "🫡", "😑", "😬", "🫥", "😴", "🤢", "😈", "👿"]
+        var snapshot = Snapshot()
+        snapshot.apply(outline, to: "outline")
+        try! snapshot.appendSections([Section("emojis"), Section("numbers")])
+        try! snapshot.appendItems(emojis.map { Item($0, data: ["text": .string($0)]) }, toSection: "emojis")
+        try! snapshot.appendItems((0...100).map { Item("n\($0)", data: ["value": .int($0)]) }, toSection: "numbers")
+        dataSource.snapshot = snapshot
+        dataSource.outlines["outline"] = outline
+        return dataSource
+    }
+}

@@ -1,0 +1,164 @@
+import DiffableCore
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A running listd server: one event loop that owns the socket, every connection and all state.
+///
+/// ```swift
+/// let server = try await ListServer.start(configuration: configuration, logger: logger)
+/// // … until SIGTERM:
+/// await server.shutDown()
+/// ```
+public final class ListServer: Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: Channel
+    private let state: NIOLoopBound<ServerState>
+    private let ownsSocketFile: String?
+    public let logger: Logger
+
+    private init(group: MultiThreadedEventLoopGroup, channel: Channel, state: NIOLoopBound<ServerState>, ownsSocketFile: String?, logger: Logger) {
+        self.group = group
+        self.channel = channel
+        self.state = state
+        self.ownsSocketFile = ownsSocketFile
+        self.logger = logger
+    }
+
+    /// Binds (or adopts) the socket and starts serving. Returns once the socket is listening.
+    public static func start(configuration: ServerConfiguration, logger: Logger) async throws -> ListServer {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let state = try await loop.submit {
+            let state = ServerState(configuration: configuration, logger: logger)
+            if configuration.demo {
+                for dataSource in DemoData.dataSources() { state.dataSources[dataSource.name] = dataSource }
+            }
+            return NIOLoopBound(state, eventLoop: loop)
+        }.get()
+        let router = CommandRouter()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let serverState = state.value
+                    if serverState.connections.count >= configuration.maximumConnections || serverState.isShuttingDown {
+                        serverState.logger.warning("refusing a connection", metadata: ["connections": "\(serverState.connections.count)"])
+                        channel.close(promise: nil)
+                        return
+                    }
+                    try channel.pipeline.syncOperations.addHandlers([
+                        BackPressureHandler(),
+                        ByteToMessageHandler(LineFramer(maximumLineBytes: configuration.maximumLineBytes)),
+                        ConnectionHandler(state: serverState, router: router),
+                    ])
+                }
+            }
+
+        let channel: Channel
+        var ownsSocketFile: String? = nil
+        do {
+            switch configuration.listener {
+            case .path(let path):
+                try removeStaleSocket(at: path)
+                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+                chmod(path, 0o660)
+                ownsSocketFile = path
+            case .inheritedDescriptor(let descriptor, _):
+                channel = try await bootstrap.withBoundSocket(descriptor).get()
+            }
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        let server = ListServer(group: group, channel: channel, state: state, ownsSocketFile: ownsSocketFile, logger: logger)
+        try await server.startTimers()
+        return server
+    }
+
+    /// Refuses to take over a socket another process is serving; removes a stale one.
+    private static func removeStaleSocket(at path: String) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+            throw ListServerError("\(path) exists and is not a socket")
+        }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(probe) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw ListServerError("socket path too long: \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected == 0 { throw ListServerError("another server is listening on \(path)") }
+        unlink(path)
+    }
+
+    /// STATUS= every second when it changed, and WATCHDOG=1 pings from the event loop itself.
+    private func startTimers() async throws {
+        let state = self.state
+        let loop = channel.eventLoop
+        let watchdog = Systemd.watchdogInterval()
+        try await loop.submit {
+            loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+                let serverState = state.value
+                let status = serverState.statusLine
+                if status != serverState.lastReportedStatus {
+                    serverState.lastReportedStatus = status
+                    Systemd.status(status)
+                }
+            }
+            if let watchdog {
+                let interval = TimeAmount.microseconds(Int64(watchdog / 2))
+                loop.scheduleRepeatedTask(initialDelay: .zero, delay: interval) { _ in Systemd.watchdogPing() }
+            }
+        }.get()
+    }
+
+    /// The status line (data sources, items, connections, views).
+    public func status() async -> String {
+        (try? await channel.eventLoop.submit { self.state.value.statusLine }.get()) ?? ""
+    }
+
+    /// Re-reads what can change at run time. Nothing is reloadable yet beyond the log line; the hook
+    /// keeps `RELOADING=1` … `READY=1` honest for systemd.
+    public func reload() async {
+        logger.info("reloaded configuration")
+    }
+
+    /// Stops gracefully: no new connections or requests, views told `shutdown`, every connection
+    /// flushed and closed (for at most `grace`), then the event loop stops.
+    public func shutDown(grace: Duration = .seconds(5)) async {
+        let state = self.state
+        try? await channel.eventLoop.submit {
+            let serverState = state.value
+            serverState.isShuttingDown = true
+            for connection in serverState.connections.values { connection.shutDown() }
+        }.get()
+        try? await channel.close()
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline {
+            let open = (try? await channel.eventLoop.submit { state.value.connections.count }.get()) ?? 0
+            if open == 0 { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        if let path = ownsSocketFile { unlink(path) }
+        try? await group.shutdownGracefully()
+    }
+}
+
+/// A failure to start the server, with a message for the log.
+public struct ListServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

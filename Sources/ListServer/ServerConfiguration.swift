@@ -1,0 +1,35 @@
+/// Everything that can be set about a server: where it listens and its limits.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// Where to listen: a path to bind, or a listening socket inherited through socket activation.
+    public enum Listener: Sendable, Equatable {
+        case path(String)
+        /// An already bound and listening socket (systemd socket activation). Never unlinked.
+        case inheritedDescriptor(Int32, path: String?)
+    }
+
+    public var listener: Listener
+    /// The longest request line accepted, in bytes (without the newline).
+    public var maximumLineBytes: Int = 16 << 20
+    /// How many bytes of pushed events may wait unsent for a connection with attached views before the
+    /// view is told `overflow` and disconnected.
+    public var maximumViewQueueBytes: Int = 32 << 20
+    public var maximumDataSources: Int = 10_000
+    public var maximumItemsPerDataSource: Int = 10_000_000
+    public var maximumBatchOperations: Int = 100_000
+    public var maximumIdentifierBytes: Int = 4_096
+    public var maximumConnections: Int = 4_096
+    /// Preload the demo data sources built from the seeds' data.
+    public var demo: Bool = false
+
+    public init(listener: Listener) {
+        self.listener = listener
+    }
+
+    /// The socket path, when there is one.
+    public var socketPath: String? {
+        switch listener {
+        case .path(let path): return path
+        case .inheritedDescriptor(_, let path): return path
+        }
+    }
+}

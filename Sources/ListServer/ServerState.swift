@@ -1,0 +1,62 @@
+import DiffableCore
+import ListWire
+import Logging
+import NIOCore
+
+/// All the state of a running server. Confined to its one event loop: every command runs there, in
+/// the order its bytes arrived, so each data source's versions are a total order without locks.
+final class ServerState {
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let startedAt = ContinuousClock.now
+    var dataSources: [String: DataSource] = [:]
+    var connections: [Int: ConnectionHandler] = [:]
+    private var nextConnectionID = 1
+    var isShuttingDown = false
+    /// The STATUS= line last sent to the service manager.
+    var lastReportedStatus = ""
+
+    // Counters for `stats`.
+    var commandCounts: [String: Int] = [:]
+    var errorCounts: [String: Int] = [:]
+    var connectionsAccepted = 0
+    var viewsOverflowed = 0
+    var eventsSent = 0
+
+    init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func register(_ connection: ConnectionHandler) -> Int {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        connections[id] = connection
+        connectionsAccepted += 1
+        return id
+    }
+
+    func unregister(_ connection: ConnectionHandler) {
+        connections[connection.id] = nil
+        for attachment in connection.views { dataSources[attachment.dataSource]?.detach(view: attachment.name) }
+    }
+
+    var totalItems: Int { dataSources.values.reduce(0) { $0 + $1.snapshot.numberOfItems } }
+
+    var viewCount: Int { dataSources.values.reduce(0) { $0 + $1.views.count } }
+
+    /// The one-line status for `sd_notify` STATUS=.
+    var statusLine: String {
+        let items = totalItems
+        return "Serving \(dataSources.count) data source\(dataSources.count == 1 ? "" : "s"), \(items) item\(items == 1 ? "" : "s"), "
+            + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")"
+    }
+
+    /// Writes an event line to every view of `dataSource`.
+    func broadcast(_ event: ByteBuffer, to dataSource: DataSource) {
+        for attachment in dataSource.attachedViews {
+            attachment.connection.push(event)
+            eventsSent += 1
+        }
+    }
+}

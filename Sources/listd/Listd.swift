@@ -1,0 +1,115 @@
+import ArgumentParser
+import ListServer
+import ListWire
+import Logging
+import UnixSignals
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `listd`: the daemon. Parses its options, starts the server and handles signals; nothing else.
+@main
+struct Listd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listd",
+        abstract: "Diffable data sources, cell registrations and reuse pools, served over a Unix socket.",
+        discussion: """
+            Listens on a Unix socket for line-delimited JSON requests (see protocol/PROTOCOL.md). \
+            Runs in the foreground; under systemd it reports readiness with sd_notify and accepts \
+            socket activation. SIGTERM or SIGINT stops it gracefully; SIGHUP reloads --config.
+            """)
+
+    @Option(help: "The socket path (default: $LISTD_SOCKET, else /run/listd.sock as root, else $XDG_RUNTIME_DIR/listd.sock).")
+    var socket: String?
+
+    @Option(help: "The longest request line accepted, in bytes.")
+    var maxLineBytes: Int?
+
+    @Option(help: "Unsent event bytes a view may accumulate before it is disconnected.")
+    var maxViewQueueBytes: Int?
+
+    @Option(help: "A JSON configuration file (limits and log level); re-read on SIGHUP.")
+    var config: String?
+
+    @Flag(help: "Preload the demo data sources (home, emoji) built from the seeds' data.")
+    var demo = false
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    func run() async throws {
+        let useJournal = Systemd.stderrIsJournal
+        let settings = try FileSettings.load(config)
+        let level = Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = ListdLogHandler(label: label, useJournal: useJournal)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "listd")
+
+        // Trap the signals before anything else, so that an early SIGTERM is a graceful stop too.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
+
+        var configuration: ServerConfiguration
+        if let descriptor = Systemd.activatedListener() {
+            configuration = ServerConfiguration(listener: .inheritedDescriptor(descriptor, path: nil))
+        } else {
+            configuration = ServerConfiguration(listener: .path(try socket ?? Self.defaultSocketPath()))
+        }
+        settings.apply(to: &configuration)
+        if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
+        if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
+        configuration.demo = demo
+
+        let server: ListServer
+        do {
+            server = try await ListServer.start(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            Systemd.notify("STATUS=Cannot start: \(error)\nERRNO=\(errno == 0 ? EINVAL : errno)")
+            throw ExitCode(EX_UNAVAILABLE)
+        }
+        switch configuration.listener {
+        case .path(let path): logger.info("listening on \(path)", metadata: ["socket": "\(path)", "demo": "\(demo)"])
+        case .inheritedDescriptor(let descriptor, _): logger.info("listening on the socket passed by systemd (fd \(descriptor))")
+        }
+        Systemd.ready(status: await server.status())
+
+        for await signal in signals {
+            if signal == .sighup {
+                Systemd.reloading()
+                do {
+                    _ = try FileSettings.load(config)
+                    await server.reload()
+                } catch {
+                    logger.error("reload failed, keeping the running configuration: \(error)")
+                }
+                Systemd.ready(status: await server.status())
+                continue
+            }
+            logger.info("stopping (\(signal))")
+            Systemd.stopping(status: "Stopping: draining connections")
+            await server.shutDown()
+            logger.info("stopped")
+            return
+        }
+    }
+
+    static func defaultSocketPath() throws -> String {
+        let environment = ProcessEnvironment()
+        if let path = environment["LISTD_SOCKET"], !path.isEmpty { return path }
+        if getuid() == 0 { return "/run/listd.sock" }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/listd.sock" }
+        throw ValidationError("No socket path: pass --socket, or set LISTD_SOCKET or XDG_RUNTIME_DIR.")
+    }
+}
+
+/// Reads environment variables.
+struct ProcessEnvironment {
+    subscript(name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: value, count: strlen(value)), as: UTF8.self)
+    }
+}
