@@ -42,19 +42,21 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // A blocking client of the socket: listctl, tests, benchmarks.
+        .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
         .executableTarget(
             name: "listctl",
             dependencies: [
-                "ListWire", "DiffableCore",
+                "ListWire", "DiffableCore", "ListClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
-        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "listd", "listctl"]),
+        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl"]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore", "ListWire"],
+            dependencies: ["DiffableCore", "ListWire", "ListClient"],
             path: "Benchmarks/CoreBenchmarks"
         ),
     ],

@@ -1,0 +1,141 @@
+import DiffableCore
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A failure talking to listd: cannot connect, timed out, or the connection closed.
+public struct ClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A blocking connection to listd's Unix socket that sends and receives JSON lines.
+///
+/// ```swift
+/// let connection = try LineConnection(path: "/run/user/1000/listd.sock")
+/// let reply = try connection.request(["cmd": "ping"])     // {"ok":true,"result":{}}
+/// ```
+public final class LineConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    public private(set) var isAtEnd = false
+
+    /// Connects to the socket at `path`.
+    public init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ClientError("socket(): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(descriptor)
+            throw ClientError("socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ClientError("cannot connect to \(path): \(reason)")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends raw bytes as they are.
+    public func send(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ClientError("write: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+
+    /// Sends one line (a newline is added).
+    public func send(line: String) throws {
+        try send(bytes: Array(line.utf8) + [0x0A])
+    }
+
+    /// Sends a JSON value as one line.
+    public func send(_ value: JSONValue) throws {
+        try send(bytes: value.jsonBytes + [0x0A])
+    }
+
+    /// Closes the sending direction (the server sees end of input).
+    public func finishSending() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// The next line without its newline, or `nil` at end of input. Waits at most `timeout`.
+    public func readLine(timeout: Duration = .seconds(10)) throws -> [UInt8]? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                let line = Array(buffer[start..<newline])
+                start = newline + 1
+                if start > 65_536 && start * 2 > buffer.count {
+                    buffer.removeFirst(start)
+                    start = 0
+                }
+                return line
+            }
+            if isAtEnd { return nil }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw ClientError("timed out waiting for a line") }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0 && errno != EINTR { throw ClientError("poll: \(String(cString: strerror(errno)))") }
+            if ready <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == ECONNRESET {
+                    isAtEnd = true
+                    continue
+                }
+                throw ClientError("read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 {
+                isAtEnd = true
+                continue
+            }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// The next line parsed as JSON, or `nil` at end of input.
+    public func readJSON(timeout: Duration = .seconds(10)) throws -> JSONValue? {
+        guard let line = try readLine(timeout: timeout) else { return nil }
+        return try JSONParser.parse(line)
+    }
+
+    /// Sends a request and returns its reply, setting aside event lines that arrive first
+    /// (see `events`).
+    public func request(_ value: JSONValue, timeout: Duration = .seconds(30)) throws -> JSONValue {
+        try send(value)
+        while true {
+            guard let line = try readJSON(timeout: timeout) else { throw ClientError("the connection closed before the reply") }
+            if line["event"] != nil {
+                events.append(line)
+                continue
+            }
+            return line
+        }
+    }
+
+    /// Event lines read while waiting for replies, oldest first.
+    public var events: [JSONValue] = []
+}

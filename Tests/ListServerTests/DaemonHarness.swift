@@ -1,0 +1,146 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+/// The directory holding the binaries under test (next to the test bundle).
+let binaryDirectory: URL = {
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    return executable.deletingLastPathComponent()
+}()
+
+/// A datagram socket bound in a temporary directory, standing in for systemd's `NOTIFY_SOCKET`.
+final class NotifySocket {
+    let path: String
+    private let descriptor: Int32
+    private(set) var messages: [String] = []
+
+    init(directory: String) throws {
+        path = directory + "/notify.sock"
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw ClientError("cannot bind the notify socket") }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Waits until a received message contains `assignment` (e.g. `READY=1`); returns that message.
+    @discardableResult
+    func wait(for assignment: String, timeout: Duration = .seconds(20)) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        var checked = 0
+        while true {
+            while checked < messages.count {
+                let message = messages[checked]
+                checked += 1
+                if message.split(separator: "\n").contains(where: { $0 == assignment || $0.hasPrefix(assignment) }) { return message }
+            }
+            guard ContinuousClock.now < deadline else { throw ClientError("no \(assignment) within \(timeout); got \(messages)") }
+            receive(waitMilliseconds: 50)
+        }
+    }
+
+    /// Reads whatever arrived.
+    func receive(waitMilliseconds: Int32 = 0) {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, waitMilliseconds) > 0 {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            messages.append(String(decoding: buffer[0..<count], as: UTF8.self))
+        }
+    }
+}
+
+/// A real `listd` process on a socket in a fresh temporary directory, with its own notify socket.
+final class Daemon {
+    let directory: String
+    let socketPath: String
+    let notify: NotifySocket
+    let process = Process()
+    private let logPipe = Pipe()
+
+    init(arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil) throws {
+        directory = try FileManager.default.url(
+            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
+        ).path
+        socketPath = directory + "/listd.sock"
+        notify = try NotifySocket(directory: directory)
+        var arguments = ["--socket", socketPath] + arguments
+        if let configuration {
+            let path = directory + "/listd.json"
+            try Data(configuration.jsonBytes).write(to: URL(fileURLWithPath: path))
+            arguments += ["--config", path]
+        }
+        process.executableURL = binaryDirectory.appendingPathComponent("listd")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = notify.path
+        env["SWIFT_BACKTRACE"] = "enable=no"
+        env.removeValue(forKey: "LISTEN_FDS")
+        env.removeValue(forKey: "JOURNAL_STREAM")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardError = logPipe
+        try process.run()
+        try notify.wait(for: "READY=1")
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func connect() throws -> LineConnection { try LineConnection(path: socketPath) }
+
+    /// One request on a fresh connection.
+    func request(_ value: JSONValue) throws -> JSONValue { try connect().request(value) }
+
+    /// Sends a signal and, for stopping signals, waits for the exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(20)) throws -> Int32 {
+        kill(process.processIdentifier, signal)
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw ClientError("listd did not exit") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        notify.receive()
+        return process.terminationStatus
+    }
+
+    /// What listd wrote to stderr (only once it exited).
+    var log: String { String(decoding: logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+}
+
+extension JSONValue {
+    /// `result` of a successful reply; records an issue otherwise.
+    func result(sourceLocation: SourceLocation = #_sourceLocation) -> JSONValue {
+        #expect(self["ok"] == true, "\(self)", sourceLocation: sourceLocation)
+        return self["result"] ?? .null
+    }
+
+    /// `error.code` of a failed reply.
+    var errorCode: String? { self["error"]?["code"]?.stringValue }
+
+    var intValue: Int? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
+    var arrayValue: [JSONValue] {
+        if case .array(let values) = self { return values }
+        return []
+    }
+}

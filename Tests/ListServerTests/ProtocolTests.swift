@@ -1,0 +1,195 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+@Suite("Wire protocol against a real listd", .serialized)
+struct ProtocolTests {
+    @Test func pipelinedRepliesComeInRequestOrderWithTheirIDs() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        var burst: [UInt8] = []
+        for index in 0..<200 {
+            burst += Array(#"{"id":\#(index),"cmd":"ping"}"#.utf8) + (index % 2 == 0 ? [0x0D, 0x0A] : [0x0A])
+        }
+        burst += Array(#"{"cmd":"ping","id":"text"}"#.utf8) + [0x0A] + Array("   \n\n".utf8) + Array(#"{"cmd":"ping"}"#.utf8) + [0x0A]
+        try connection.send(bytes: burst)
+        for index in 0..<200 { #expect(try connection.readJSON() == ["id": .int(index), "ok": true, "result": [:]]) }
+        #expect(try connection.readJSON() == ["id": "text", "ok": true, "result": [:]])
+        #expect(try connection.readJSON() == ["ok": true, "result": [:]], "blank lines get no reply; no id, none echoed")
+    }
+
+    @Test func badInputGetsErrorsAndChangesNothing() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let connection = try daemon.connect()
+        let before = try connection.request(["cmd": "snapshot", "dataSource": "home"])
+        let cases: [([UInt8], String)] = [
+            (Array("garbage".utf8), "invalid-json"),
+            ([0x7B, 0x22, 0x63, 0x6D, 0x64, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D], "invalid-json"),  // invalid UTF-8
+            (Array(String(repeating: "[", count: 5_000).utf8), "invalid-json"),  // too deep
+            (Array(#"[1,2]"#.utf8), "invalid-request"),
+            (Array(#"{"id":1}"#.utf8), "invalid-request"),
+            (Array(#"{"cmd":"frobnicate"}"#.utf8), "unknown-command"),
+            (Array(#"{"cmd":"appendItems","dataSource":"home","items":"x"}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x"],"toSecton":"consult"}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x","x"]}"#.utf8), "duplicate-item"),
+            (Array(#"{"cmd":"appendItems","dataSource":"nope","items":["x"]}"#.utf8), "data-source-not-found"),
+            (Array(#"{"cmd":"moveItem","dataSource":"home","item":"consult-1","beforeItem":"consult-1"}"#.utf8), "invalid-move"),
+            (Array(#"{"cmd":"insertSections","dataSource":"home","sections":["consult"],"afterSection":"expert"}"#.utf8), "duplicate-section"),
+            (Array(#"{"cmd":"apply","dataSource":"home","snapshot":{"sections":[{"id":"a","items":["x"]},{"id":"b","items":["x"]}]}}"#.utf8), "duplicate-item"),
+            (Array(#"{"cmd":"apply","dataSource":"home","ifVersion":41,"snapshot":{"sections":[]}}"#.utf8), "version-conflict"),
+            (Array(#"{"cmd":"itemIdentifier","dataSource":"home","indexPath":[9,9]}"#.utf8), "index-out-of-range"),
+        ]
+        for (line, code) in cases {
+            try connection.send(bytes: line + [0x0A])
+            let reply = try #require(try connection.readJSON())
+            #expect(reply["ok"] == false && reply.errorCode == code, "\(String(decoding: line, as: UTF8.self)) → \(reply)")
+            let message = reply["error"]?["message"]?.stringValue ?? ""
+            #expect(!message.isEmpty)
+        }
+        // A 50,000-operation batch whose last operation fails: an error naming it, and nothing changed.
+        var operations: [JSONValue] = (0..<49_999).map { ["cmd": "appendItems", "items": [.string("b\($0)")], "toSection": "consult"] }
+        operations.append(["cmd": "moveItem", "item": "missing", "beforeItem": "consult-1"])
+        let batch = try connection.request(["cmd": "batch", "dataSource": "home", "operations": .array(operations)])
+        #expect(batch.errorCode == "item-not-found")
+        #expect(batch["error"]?["message"]?.stringValue?.hasPrefix("operations[49999]:") == true)
+        let after = try connection.request(["cmd": "snapshot", "dataSource": "home"])
+        #expect(after.jsonBytes == before.jsonBytes, "state stays byte-identical")
+        #expect(try connection.request(["cmd": "ping"])["ok"] == true, "the connection stays usable")
+    }
+
+    @Test func overlongLinesAreRefusedThenTheConnectionCloses() throws {
+        let daemon = try Daemon(arguments: ["--max-line-bytes", "1000"])
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "ping", "padding": .string(String(repeating: "x", count: 900))]).errorCode == "invalid-argument")
+        try connection.send(line: #"{"cmd":"ping","padding":""# + String(repeating: "x", count: 2_000) + #""}"#)
+        let reply = try #require(try connection.readJSON())
+        #expect(reply.errorCode == "line-too-long")
+        #expect(try connection.readLine() == nil, "closed after the reply")
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true, "others are served")
+    }
+
+    @Test func endOfInputFlushesAndCloses() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        try connection.send(bytes: Array(#"{"cmd":"ping","id":1}"#.utf8) + [0x0A] + Array(#"{"cmd":"ping","id":2}"#.utf8))
+        connection.finishSending()
+        #expect(try connection.readJSON()?["id"] == 1)
+        #expect(try connection.readJSON()?["id"] == 2, "a last line without a newline is a request too")
+        #expect(try connection.readLine(timeout: .seconds(5)) == nil, "closed once the replies are flushed")
+    }
+
+    @Test func limitsFromTheConfigurationFile() throws {
+        let daemon = try Daemon(configuration: [
+            "maxDataSources": 2, "maxItemsPerDataSource": 5, "maxBatchOperations": 3, "maxIdentifierBytes": 16,
+        ])
+        let connection = try daemon.connect()
+        let limits = try connection.request(["cmd": "hello", "protocol": 1, "client": "tests"]).result()["limits"]
+        #expect(limits?["maxItemsPerDataSource"] == 5)
+        #expect(try connection.request(["cmd": "createDataSource", "dataSource": "a"])["ok"] == true)
+        #expect(try connection.request(["cmd": "createDataSource", "dataSource": "a"]).errorCode == "data-source-exists")
+        #expect(try connection.request(["cmd": "appendSections", "dataSource": "a", "sections": ["S"]])["ok"] == true)
+        #expect(try connection.request(["cmd": "appendItems", "dataSource": "a", "items": ["1", "2", "3", "4", "5", "6"]]).errorCode == "limit-exceeded")
+        #expect(try connection.request(["cmd": "appendItems", "dataSource": "a", "items": ["1234567890abcdefg"]]).errorCode == "limit-exceeded")
+        let operations: [JSONValue] = (0..<4).map { _ in ["cmd": "deleteItems", "items": ["x"]] }
+        #expect(try connection.request(["cmd": "batch", "dataSource": "a", "operations": .array(operations)]).errorCode == "limit-exceeded")
+        #expect(try connection.request(["cmd": "createDataSource", "dataSource": "b"])["ok"] == true)
+        #expect(try connection.request(["cmd": "createDataSource", "dataSource": "c"]).errorCode == "limit-exceeded")
+        #expect(try connection.request(["cmd": "hello", "protocol": 2]).errorCode == "invalid-argument")
+        #expect(try connection.request(["cmd": "detach", "view": "nothing"]).errorCode == "not-attached")
+    }
+
+    @Test func describeListsEveryCommandErrorAndEvent() throws {
+        let daemon = try Daemon()
+        let result = try daemon.request(["cmd": "describe"]).result()
+        let commands = result["commands"]!.arrayValue.compactMap { $0["name"]?.stringValue }
+        for name in [
+            "hello", "ping", "describe", "stats", "createDataSource", "dropDataSource", "listDataSources", "apply",
+            "appendSections", "insertSections", "deleteSections", "moveSection", "reloadSections", "appendItems", "insertItems",
+            "deleteItems", "deleteAllItems", "moveItem", "reloadItems", "reconfigureItems", "updateItems", "applySectionSnapshot",
+            "expand", "collapse", "batch", "snapshot", "sectionSnapshot", "numberOfSections", "numberOfItems", "itemIdentifier",
+            "indexPath", "sectionIdentifier", "index", "item", "attach", "detach",
+        ] {
+            #expect(commands.contains(name), "describe lacks \(name)")
+        }
+        let errors = result["errors"]!.arrayValue.compactMap { $0["code"]?.stringValue }
+        #expect(Set(errors) == Set(ErrorCode.allCases.map(\.rawValue)))
+        #expect(result["events"]!.arrayValue.compactMap { $0["name"]?.stringValue } == ["changes", "dropped", "overflow", "shutdown"])
+    }
+}
+
+@Suite("systemd integration", .serialized)
+struct SystemdTests {
+    @Test func readinessStatusReloadAndStop() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let ready = try daemon.notify.wait(for: "READY=1")
+        #expect(ready.contains("STATUS=Serving 2 data sources"))
+        #expect(try daemon.request(["cmd": "appendItems", "dataSource": "home", "items": ["x"]])["ok"] == true)
+        try daemon.notify.wait(for: "STATUS=Serving 2 data sources, 132 items", timeout: .seconds(5))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        let reloading = try daemon.notify.wait(for: "RELOADING=1")
+        #expect(reloading.contains("MONOTONIC_USEC="))
+        try daemon.notify.wait(for: "READY=1")
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
+        #expect(try daemon.stop() == 0)
+        try daemon.notify.wait(for: "STOPPING=1")
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file is removed")
+    }
+
+    @Test func watchdogPingsWhenAsked() throws {
+        let daemon = try Daemon(environment: ["WATCHDOG_USEC": "200000"])
+        try daemon.notify.wait(for: "WATCHDOG=1", timeout: .seconds(5))
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func sigtermTellsViewsAndExitsZero() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let view = try daemon.connect()
+        #expect(try view.request(["cmd": "attach", "dataSource": "home"])["ok"] == true)
+        let other = try daemon.connect()
+        #expect(try daemon.stop() == 0)
+        #expect(try view.readJSON() == ["event": "shutdown"])
+        #expect(try view.readLine() == nil)
+        #expect(try other.readLine() == nil, "plain connections are closed too")
+    }
+
+    @Test func socketActivation() throws {
+        let directory = try FileManager.default.url(
+            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/activated.sock"
+        let notify = try NotifySocket(directory: directory)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+        process.arguments = [
+            "-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no",
+            binaryDirectory.appendingPathComponent("listd").path, "--demo",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
+        // systemd-socket-activate starts listd on the first connection.
+        var connection: LineConnection?
+        for _ in 0..<200 where connection == nil {
+            connection = try? LineConnection(path: socketPath)
+            if connection == nil { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        let reply = try #require(connection).request(["cmd": "listDataSources"])
+        #expect(reply.result()["dataSources"]?.arrayValue.count == 2)
+        try notify.wait(for: "READY=1")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: socketPath), "an inherited socket is never unlinked")
+    }
+}
