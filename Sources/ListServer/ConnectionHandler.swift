@@ -92,13 +92,22 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
-    /// Flushes what was written, then closes.
-    func closeAfterFlush(context: ChannelHandlerContext) {
+    /// Flushes what was written, then closes; after `grace`, closes anyway (a peer that does not read
+    /// cannot hold the connection, and its unsent output, open).
+    func closeAfterFlush(context: ChannelHandlerContext, grace: TimeAmount = .seconds(2)) {
         guard !closing else { return }
         closing = true
+        let channel = context.channel
         let done = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: done)
-        done.futureResult.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0)), promise: done)
+        done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        context.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
+    }
+
+    /// Detaches every view of this connection from its data source.
+    private func detachAllViews() {
+        for attachment in views { state.dataSources[attachment.dataSource]?.detach(view: attachment.name) }
+        views = []
     }
 
     /// Writes a pushed event line, unless this connection's unsent output would pass the view queue
@@ -117,6 +126,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             writer.key("limit")
             writer.int(state.configuration.maximumViewQueueBytes)
             writer.endObject()
+            detachAllViews()
             write(context: context, reply: writer.bytes)
             closeAfterFlush(context: context)
             return
