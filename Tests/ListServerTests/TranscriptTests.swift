@@ -1,0 +1,68 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+/// The repository's `protocol/` directory.
+let protocolDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("protocol")
+
+/// Whether `actual` matches `expected`, where the string `"<any>"` in `expected` matches any value.
+func matches(_ actual: JSONValue, _ expected: JSONValue) -> Bool {
+    switch (actual, expected) {
+    case (_, .string("<any>")): return true
+    case (.object(let a), .object(let e)):
+        return a.count == e.count && e.allSatisfy { key, value in a[key].map { matches($0, value) } ?? false }
+    case (.array(let a), .array(let e)):
+        return a.count == e.count && zip(a, e).allSatisfy { matches($0, $1) }
+    default:
+        return actual == expected
+    }
+}
+
+@Suite("protocol/ transcripts replayed against listd", .serialized)
+struct TranscriptTests {
+    static var transcripts: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: protocolDirectory.appendingPathComponent("transcripts").path)) ?? [])
+            .filter { $0.hasSuffix(".txt") }.sorted()
+    }
+
+    @Test func thereAreTranscripts() {
+        #expect(Self.transcripts.count >= 5)
+    }
+
+    @Test(arguments: transcripts)
+    func replay(_ name: String) throws {
+        let text = try String(contentsOf: protocolDirectory.appendingPathComponent("transcripts/\(name)"), encoding: .utf8)
+        let daemon = try Daemon()
+        var connections: [String: LineConnection] = [:]
+        func connection(_ name: String) throws -> LineConnection {
+            if let existing = connections[name] { return existing }
+            let new = try daemon.connect()
+            connections[name] = new
+            return new
+        }
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            guard let marker = line.firstIndex(where: { $0 == ">" || $0 == "<" }) else {
+                Issue.record("\(name):\(number + 1): no '>' or '<'")
+                continue
+            }
+            let who = String(line[..<marker])
+            let body = line[line.index(after: marker)...].drop { $0 == " " }
+            if line[marker] == ">" {
+                try connection(who).send(line: String(body))
+            } else {
+                let expected = try JSONParser.parse(String(body))
+                let actual = try #require(try connection(who).readJSON(), "\(name):\(number + 1): the connection closed")
+                #expect(matches(actual, expected), "\(name):\(number + 1)\n  expected \(expected)\n  actual   \(actual)")
+            }
+        }
+        // Nothing unexpected is left to read on any connection.
+        for (who, open) in connections {
+            try open.send(line: #"{"cmd":"ping","id":"end"}"#)
+            #expect(try open.readJSON() == ["id": "end", "ok": true, "result": [:]], "\(name): connection \(who) has unread lines")
+        }
+    }
+}
