@@ -66,3 +66,36 @@ struct TranscriptTests {
         }
     }
 }
+
+@Suite("protocol/PROTOCOL.md matches describe", .serialized)
+struct ProtocolDocumentTests {
+    /// Every command (with each of its arguments), error code and event that the daemon describes is
+    /// documented, so the contract cannot silently drift from the code.
+    @Test func documentCoversDescribe() throws {
+        let document = try String(contentsOf: protocolDirectory.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
+        let daemon = try Daemon()
+        let described = try daemon.request(["cmd": "describe"]).result()
+        for command in described["commands"]!.arrayValue {
+            let name = command["name"]!.stringValue!
+            let heading = "#### `\(name)`"
+            guard let start = document.range(of: heading) else {
+                Issue.record("PROTOCOL.md does not document \(name)")
+                continue
+            }
+            let rest = document[start.upperBound...]
+            let section = rest[..<(rest.range(of: "\n### ")?.lowerBound ?? rest.range(of: "\n#### ")?.lowerBound ?? rest.endIndex)]
+            let end = rest.range(of: "\n#### ")?.lowerBound ?? rest.endIndex
+            let body = rest[..<min(end, section.endIndex)]
+            for argument in command["arguments"]!.arrayValue {
+                let argumentName = argument["name"]!.stringValue!
+                #expect(body.contains("`\(argumentName)`"), "PROTOCOL.md: \(name) lacks argument \(argumentName)")
+            }
+        }
+        for error in described["errors"]!.arrayValue {
+            #expect(document.contains("| `\(error["code"]!.stringValue!)` |"), "PROTOCOL.md lacks error \(error)")
+        }
+        for event in described["events"]!.arrayValue {
+            #expect(document.contains("| `\(event["name"]!.stringValue!)` |"), "PROTOCOL.md lacks event \(event)")
+        }
+    }
+}
