@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@Suite("systemd units")
+struct UnitFileTests {
+    static let systemdDirectory = protocolDirectory.deletingLastPathComponent().appendingPathComponent("systemd")
+
+    /// Copies the units into a temporary directory with `ExecStart=` pointing at the binary under test
+    /// (`systemd-analyze verify` insists that it exists).
+    static func stagedUnits() throws -> String {
+        let directory = try FileManager.default.url(
+            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
+        ).path
+        for name in ["listd.service", "listd.socket"] {
+            var text = try String(contentsOf: systemdDirectory.appendingPathComponent(name), encoding: .utf8)
+            text = text.replacingOccurrences(of: "/usr/local/bin/listd", with: binaryDirectory.appendingPathComponent("listd").path)
+            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+        return directory
+    }
+
+    static func run(_ arguments: [String], in directory: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @Test func verifyIsClean() throws {
+        let directory = try Self.stagedUnits()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (status, output) = try Self.run(["verify", "./listd.service", "./listd.socket"], in: directory)
+        #expect(status == 0)
+        #expect(output.isEmpty, "systemd-analyze verify printed: \(output)")
+    }
+
+    @Test func exposureIsAtMostTwo() throws {
+        let directory = try Self.stagedUnits()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (_, output) = try Self.run(["security", "--offline=true", "--no-pager", "./listd.service"], in: directory)
+        let line = try #require(output.split(separator: "\n").first { $0.contains("Overall exposure level") })
+        let number = line.split(separator: ":").last!.split(separator: " ").first { Double($0) != nil }.flatMap { Double($0) }
+        let exposure = try #require(number)
+        #expect(exposure <= 2.0, "\(line)")
+    }
+
+    @Test func socketUnitFollowsTheConventions() throws {
+        let socket = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.socket"), encoding: .utf8)
+        let service = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.service"), encoding: .utf8)
+        #expect(socket.contains("SocketMode=0660") && socket.contains("SocketGroup=listd"))
+        #expect(!service.contains("RuntimeDirectory="), "the socket must not live in a runtime directory")
+        #expect(service.contains("Type=notify") && service.contains("ExecReload=") && service.contains("WatchdogSec="))
+        let sysusers = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.sysusers.conf"), encoding: .utf8)
+        #expect(sysusers.contains("u listd"))
+    }
+}
