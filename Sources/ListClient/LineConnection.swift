@@ -94,7 +94,9 @@ public final class LineConnection {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw ClientError("timed out waiting for a line") }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            // Wait in slices of at most a minute (poll takes an Int32 of milliseconds).
+            let wanted = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds = Int32(max(1, min(wanted, 60_000)))
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 && errno != EINTR { throw ClientError("poll: \(String(cString: strerror(errno)))") }
             if ready <= 0 { continue }

@@ -1,0 +1,88 @@
+import Foundation
+import ListWire
+import Testing
+
+/// Runs listctl with `arguments` (and `input` on stdin); returns its exit status, stdout and stderr.
+func listctl(_ daemon: Daemon, _ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = binaryDirectory.appendingPathComponent("listctl")
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["LISTD_SOCKET"] = daemon.socketPath
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    process.environment = environment
+    let out = Pipe()
+    let err = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = inPipe
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+    try inPipe.fileHandleForWriting.close()
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, output, errors)
+}
+
+@Suite("listctl against a real listd", .serialized)
+struct ListctlTests {
+    @Test func tablesMutationsAndExitStatus() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let list = try listctl(daemon, ["ls"])
+        #expect(list.status == 0)
+        #expect(list.out.contains("home") && list.out.contains("emoji") && list.out.hasPrefix("DATA SOURCE"))
+
+        let append = try listctl(daemon, ["append-items", "home", #"c9={"title":"새 상담"}"#, "--to-section", "consult"])
+        #expect(append.status == 0)
+        #expect(append.out.contains("itemInserts [0, 2] c9"))
+        #expect(try daemon.request(["cmd": "item", "dataSource": "home", "item": "c9"]).result()["data"] == ["title": "새 상담"])
+
+        let missing = try listctl(daemon, ["move-item", "home", "nope", "--before", "c9"])
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("item-not-found"))
+
+        let json = try listctl(daemon, ["--json", "index-path", "home", "c9"])
+        #expect(try JSONParser.parse(json.out.trimmingCharacters(in: .whitespacesAndNewlines))["result"]?["indexPath"] == [0, 2])
+
+        let apply = try listctl(daemon, ["apply", "scratch", "-"], input: #"{"sections":[{"id":"a","items":["x","y"]}]}"#)
+        #expect(apply.status == 0 && apply.out.contains("sectionInserts 0 a(x y)"))
+        let show = try listctl(daemon, ["show", "scratch"])
+        #expect(show.out.contains("  0  x") && show.out.contains("  1  y"))
+
+        let call = try listctl(daemon, ["call", "numberOfItems", "dataSource=scratch", "section=a"])
+        #expect(call.status == 0 && call.out.contains("\"count\":2"))
+    }
+
+    @Test func unreachableDaemonIsExitStatusTwo() throws {
+        let daemon = try Daemon()
+        #expect(try daemon.stop() == 0)
+        let result = try listctl(daemon, ["ping"])
+        #expect(result.status == 2)
+        #expect(result.err.contains("cannot connect"))
+    }
+
+    @Test func watchPrintsEventsAsTheyCome() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let process = Process()
+        process.executableURL = binaryDirectory.appendingPathComponent("listctl")
+        process.arguments = ["--socket", daemon.socketPath, "watch", "home", "--view", "watcher"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // Wait until the view is attached, then change the data source.
+        for _ in 0..<200 {
+            if try daemon.request(["cmd": "stats"]).result()["views"] == 1 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(try daemon.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-2"]])["ok"] == true)
+        #expect(try daemon.stop() == 0)
+        process.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("watching home as watcher from version 0"))
+        #expect(text.contains("v1\n  stage 1: itemDeletes [2, 1]"))
+        #expect(text.contains("shutdown"))
+        #expect(process.terminationStatus == 0)
+    }
+}
