@@ -10,6 +10,14 @@ let binaryDirectory: URL = {
     return executable.deletingLastPathComponent()
 }()
 
+/// A fresh directory with a short path (socket paths are limited to 107 bytes, and the README's shell
+/// examples use the path unquoted).
+func makeTemporaryDirectory() throws -> String {
+    var template = Array("/tmp/listd-test.XXXXXX".utf8CString)
+    guard let result = mkdtemp(&template) else { throw ClientError("mkdtemp failed") }
+    return String(cString: result)
+}
+
 /// A datagram socket bound in a temporary directory, standing in for systemd's `NOTIFY_SOCKET`.
 final class NotifySocket {
     let path: String
@@ -69,9 +77,7 @@ final class Daemon {
     private let logPipe = Pipe()
 
     init(arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil) throws {
-        directory = try FileManager.default.url(
-            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
-        ).path
+        directory = try makeTemporaryDirectory()
         socketPath = directory + "/listd.sock"
         notify = try NotifySocket(directory: directory)
         var arguments = ["--socket", socketPath] + arguments

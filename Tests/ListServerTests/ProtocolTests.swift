@@ -155,9 +155,7 @@ struct SystemdTests {
     }
 
     @Test func socketActivation() throws {
-        let directory = try FileManager.default.url(
-            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
-        ).path
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/activated.sock"
         let notify = try NotifySocket(directory: directory)

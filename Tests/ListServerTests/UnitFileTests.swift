@@ -8,9 +8,7 @@ struct UnitFileTests {
     /// Copies the units into a temporary directory with `ExecStart=` pointing at the binary under test
     /// (`systemd-analyze verify` insists that it exists).
     static func stagedUnits() throws -> String {
-        let directory = try FileManager.default.url(
-            for: .itemReplacementDirectory, in: .userDomainMask, appropriateFor: URL(fileURLWithPath: "/tmp"), create: true
-        ).path
+        let directory = try makeTemporaryDirectory()
         for name in ["listd.service", "listd.socket"] {
             var text = try String(contentsOf: systemdDirectory.appendingPathComponent(name), encoding: .utf8)
             text = text.replacingOccurrences(of: "/usr/local/bin/listd", with: binaryDirectory.appendingPathComponent("listd").path)
