@@ -59,6 +59,12 @@ let package = Package(
             dependencies: ["DiffableCore", "ListWire", "ListClient"],
             path: "Benchmarks/CoreBenchmarks"
         ),
+        // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").
+        .executableTarget(
+            name: "server-benchmarks",
+            dependencies: ["DiffableCore", "ListWire", "ListClient"],
+            path: "Benchmarks/ServerBenchmarks"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

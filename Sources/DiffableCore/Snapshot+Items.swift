@@ -11,6 +11,11 @@ extension Snapshot {
     ///   costs a detach (O(chunk size + chunks in its section)).
     @discardableResult
     public mutating func appendItems(_ items: [Item], toSection section: String? = nil) throws -> [SnapshotWarning] {
+        Self.existedWarning(try appendResolving(items, toSection: section).existing)
+    }
+
+    /// `appendItems`, returning how each item was placed (for `perform`).
+    mutating func appendResolving(_ items: [Item], toSection section: String?) throws -> ResolvedItems {
         let key: Int32
         if let section {
             key = try sectionKey(section)
@@ -25,9 +30,9 @@ extension Snapshot {
             }
             key = last
         }
-        let (slots, existing) = try resolveSlots(items)
-        for slot in slots { storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count) }
-        return Self.existedWarning(existing)
+        let resolved = try resolveSlots(items)
+        for slot in resolved.slots { storage.attach(slot, toSection: key, at: storage.sectionRecords[Int(key)].count) }
+        return resolved
     }
 
     /// Inserts items just before an existing item, in that item's section.
@@ -132,19 +137,24 @@ extension Snapshot {
     private mutating func insertItems(_ items: [Item], relativeTo destination: String, after: Bool) throws
         -> [SnapshotWarning]
     {
+        Self.existedWarning(try insertResolving(items, relativeTo: destination, after: after).existing)
+    }
+
+    /// `insertItems`, returning how each item was placed (for `perform`).
+    mutating func insertResolving(_ items: [Item], relativeTo destination: String, after: Bool) throws -> ResolvedItems {
         if items.contains(where: { $0.id == destination }) {
             throw SnapshotError(
                 .invalidArgument,
                 "The destination item \"\(destination)\" is among the items being inserted.",
                 identifiers: [destination])
         }
-        _ = try itemSlot(destination)
-        let (slots, existing) = try resolveSlots(items)
+        let destinationSlot = try itemSlot(destination)
+        let resolved = try resolveSlots(items)
         // Locate the destination only now: detaching may have shifted it.
-        let (key, index) = storage.location(ofSlot: storage.slotByID[destination]!)
+        let (key, index) = storage.location(ofSlot: destinationSlot)
         let start = after ? index + 1 : index
-        for (offset, slot) in slots.enumerated() { storage.attach(slot, toSection: key, at: start + offset) }
-        return Self.existedWarning(existing)
+        for (offset, slot) in resolved.slots.enumerated() { storage.attach(slot, toSection: key, at: start + offset) }
+        return resolved
     }
 
     private mutating func moveItem(_ item: String, relativeTo destination: String, after: Bool) throws {
@@ -163,9 +173,7 @@ extension Snapshot {
     ///
     /// - Throws: `.duplicateItem` when an identifier repeats, or (with `existingAreDuplicates`) when
     ///   it is already in the snapshot; the snapshot is unchanged then.
-    mutating func resolveSlots(_ items: [Item], existingAreDuplicates: Bool = false) throws
-        -> (slots: [Int32], existing: [String])
-    {
+    mutating func resolveSlots(_ items: [Item], existingAreDuplicates: Bool = false) throws -> ResolvedItems {
         storage.reserveAdditionalItems(items.count)
         var slots: [Int32] = []
         slots.reserveCapacity(items.count)
@@ -190,17 +198,22 @@ extension Snapshot {
                 "Item identifiers must be unique in a snapshot. Duplicate identifiers: \(quoted(duplicates)).",
                 identifiers: duplicates)
         }
-        var existing: [String] = []
+        var resolved = ResolvedItems(slots: slots)
+        // Positions before anything moves, then detach.
         for (index, new) in isNew.enumerated() where !new {
             let slot = slots[index]
-            existing.append(items[index].id)
-            storage.detach(slot)
-            storage.setData(items[index].data, ofSlot: slot)
+            resolved.moved.append((index, storage.indexPath(ofSlot: slot), storage.itemData[Int(slot)]))
+            resolved.existing.append(items[index].id)
         }
-        return (slots, existing)
+        for move in resolved.moved {
+            let slot = slots[move.index]
+            storage.detach(slot)
+            storage.setData(items[move.index].data, ofSlot: slot)
+        }
+        return resolved
     }
 
-    private static func existedWarning(_ existing: [String]) -> [SnapshotWarning] {
+    static func existedWarning(_ existing: [String]) -> [SnapshotWarning] {
         guard !existing.isEmpty else { return [] }
         return [
             SnapshotWarning(
@@ -231,4 +244,14 @@ extension Snapshot {
             }
         }
     }
+}
+
+/// How the items of one append or insert were placed.
+struct ResolvedItems {
+    /// The slot of each item, in the order given.
+    var slots: [Int32]
+    /// The items that already existed (and moved).
+    var existing: [String] = []
+    /// For each item that already existed: its position in the call, its index path and payload before.
+    var moved: [(index: Int, from: IndexPath, data: JSONValue)] = []
 }

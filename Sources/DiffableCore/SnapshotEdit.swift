@@ -119,17 +119,12 @@ extension Snapshot {
             stage.sectionReloads = changed.map { SectionReload(index: index(ofSection: $0.id)!, section: $0) }.sorted { $0.index < $1.index }
 
         case .appendItems(let items, let section):
-            try placeItems(items, stage: &stage, followUp: &followUp, outcome: &outcome) {
-                try $0.appendItems(items, toSection: section)
-            }
+            let resolved = try appendResolving(items, toSection: section)
+            report(resolved, items, stage: &stage, followUp: &followUp, outcome: &outcome)
 
         case .insertItems(let items, let placement):
-            try placeItems(items, stage: &stage, followUp: &followUp, outcome: &outcome) {
-                switch placement {
-                case .before(let id): return try $0.insertItems(items, beforeItem: id)
-                case .after(let id): return try $0.insertItems(items, afterItem: id)
-                }
-            }
+            let resolved = try insertResolving(items, relativeTo: placement.destination, after: placement.isAfter)
+            report(resolved, items, stage: &stage, followUp: &followUp, outcome: &outcome)
 
         case .deleteItems(let ids):
             stage.itemDeletes = Set(ids.compactMap { indexPath(ofItem: $0) }).sorted()
@@ -196,25 +191,22 @@ extension Snapshot {
 
     // MARK: Helpers
 
-    /// Appends or inserts `items` with `body`, reporting new items as inserts and existing ones as moves
-    /// (followed by a reconfigure when their payload changed).
-    private mutating func placeItems(
-        _ items: [Item], stage: inout ChangeStage, followUp: inout ChangeStage, outcome: inout EditOutcome,
-        _ body: (inout Snapshot) throws -> [SnapshotWarning]
-    ) throws {
-        // Positions and payloads before, of the items that exist (a failed call changes nothing).
-        var before: [String: (path: IndexPath, data: JSONValue)] = [:]
-        for item in items {
-            if let slot = storage.slotByID[item.id] { before[item.id] = (storage.indexPath(ofSlot: slot), storage.itemData[Int(slot)]) }
-        }
-        outcome.warnings = try body(&self)
-        for item in items {
-            let path = indexPath(ofItem: item.id)!
-            if let old = before[item.id] {
-                stage.itemMoves.append(Move(from: old.path, to: path))
-                if old.data != item.data { followUp.itemReconfigures.append(ItemChange(indexPath: path, item: item)) }
+    /// The changes of an append or insert: new items are inserts, existing ones moves (followed by a
+    /// reconfigure when their payload changed). Positions come from the slots: no hashing.
+    private func report(
+        _ resolved: ResolvedItems, _ items: [Item], stage: inout ChangeStage, followUp: inout ChangeStage, outcome: inout EditOutcome
+    ) {
+        outcome.warnings = Self.existedWarning(resolved.existing)
+        var moves = resolved.moved.makeIterator()
+        var nextMove = moves.next()
+        for (index, slot) in resolved.slots.enumerated() {
+            let path = storage.indexPath(ofSlot: slot)
+            if let move = nextMove, move.index == index {
+                stage.itemMoves.append(Move(from: move.from, to: path))
+                if move.data != items[index].data { followUp.itemReconfigures.append(ItemChange(indexPath: path, item: items[index])) }
+                nextMove = moves.next()
             } else {
-                stage.itemInserts.append(ItemChange(indexPath: path, item: item))
+                stage.itemInserts.append(ItemChange(indexPath: path, item: items[index]))
             }
         }
         stage.itemInserts.sort { $0.indexPath < $1.indexPath }

@@ -44,6 +44,8 @@ struct CommandContext {
 /// to do; the router rejects unknown arguments before doing it, so a request with a misspelt argument
 /// changes nothing.
 struct Command: Sendable {
+    /// Position in `CommandRouter.commandOrder` (for counters).
+    var index = 0
     let name: String
     let summary: String
     let arguments: [ArgumentSpec]
@@ -55,6 +57,8 @@ struct Command: Sendable {
 /// `{"id":…,"ok":true,"result":{…}}` or `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
 struct CommandRouter: Sendable {
     static let protocolVersion = 1
+    /// The one router (its tables are built once).
+    static let shared = CommandRouter()
     static let serverVersion = "listd/0.1.0"
 
     let commands: [String: Command]
@@ -63,7 +67,9 @@ struct CommandRouter: Sendable {
     init() {
         let all = Self.housekeepingCommands + Self.dataSourceCommands + Self.mutationCommands + Self.queryCommands
             + Self.viewCommands
-        commands = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+        var numbered = all
+        for index in numbered.indices { numbered[index].index = index }
+        commands = Dictionary(uniqueKeysWithValues: numbered.map { ($0.name, $0) })
         commandOrder = all.map(\.name)
     }
 
@@ -87,7 +93,7 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 state: state)
         }
-        state.commandCounts[command.name, default: 0] += 1
+        state.countCommand(command.index)
         if state.isShuttingDown {
             return fail(id: request.id, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), state: state)
         }

@@ -54,7 +54,7 @@ extension CommandRouter {
             ) { _, _ throws(WireError) in
                 { _ throws(WireError) in
                     Execution { writer in
-                        let router = CommandRouter()
+                        let router = CommandRouter.shared
                         writer.key("protocol")
                         writer.int(protocolVersion)
                         writer.key("commands")

@@ -128,6 +128,9 @@ struct MutationResult {
     var changes: StagedChanges
     var warnings: [SnapshotWarning] = []
     var reloadData = false
+    /// A replaced snapshot, released only after the reply is on its way (freeing 100k items takes
+    /// milliseconds that the caller need not wait for).
+    var retired: Snapshot? = nil
 }
 
 extension CommandRouter {
@@ -194,8 +197,9 @@ extension CommandRouter {
                 }
                 return try mutate(context, name, ifVersion: ifVersion, create: true, addedItems: 0) { dataSource throws(WireError) in
                     let changes = reloadData ? StagedChanges() : new.difference(from: dataSource.snapshot)
+                    let retired = dataSource.snapshot
                     dataSource.snapshot = new
-                    return MutationResult(changes: changes, reloadData: reloadData)
+                    return MutationResult(changes: changes, reloadData: reloadData, retired: retired)
                 }
             }
         }
@@ -302,7 +306,10 @@ extension CommandRouter {
                     }
                     writer.endArray()
                 }
-            }, broadcast: event.map { (dataSource, $0) })
+            }, broadcast: event.map { (dataSource, $0) },
+            afterReply: result.retired.map { retired in
+                [{ context.connection.releaseLater(retired) }]
+            } ?? [])
     }
 
     static func checkCanCreate(_ name: String, _ state: ServerState) throws(WireError) {

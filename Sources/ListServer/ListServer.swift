@@ -40,7 +40,7 @@ public final class ListServer: Sendable {
             }
             return NIOLoopBound(state, eventLoop: loop)
         }.get()
-        let router = CommandRouter()
+        let router = CommandRouter.shared
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)

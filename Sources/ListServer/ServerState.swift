@@ -17,7 +17,7 @@ final class ServerState {
     var lastReportedStatus = ""
 
     // Counters for `stats`.
-    var commandCounts: [String: Int] = [:]
+    private var commandCounters: [Int] = []
     var errorCounts: [String: Int] = [:]
     var connectionsAccepted = 0
     var viewsOverflowed = 0
@@ -26,6 +26,19 @@ final class ServerState {
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+    }
+
+    func countCommand(_ index: Int) {
+        if index >= commandCounters.count { commandCounters += Array(repeating: 0, count: index + 1 - commandCounters.count) }
+        commandCounters[index] += 1
+    }
+
+    /// Requests per command name, for `stats`.
+    var commandCounts: [String: Int] {
+        let names = CommandRouter.shared.commandOrder
+        var counts: [String: Int] = [:]
+        for (index, count) in commandCounters.enumerated() where count > 0 && index < names.count { counts[names[index]] = count }
+        return counts
     }
 
     func register(_ connection: ConnectionHandler) -> Int {

@@ -50,7 +50,8 @@ public struct Request: Sendable {
 /// argument nobody read, so unknown (misspelt) arguments are errors rather than silently ignored.
 public struct Arguments: Sendable {
     public private(set) var members: [String: JSONValue]
-    private var used: Set<String> = []
+    /// The present arguments read so far, each once (an array: no hashing on the hot path).
+    private var readNames: [String] = []
 
     public init(_ members: [String: JSONValue]) {
         self.members = members
@@ -58,9 +59,9 @@ public struct Arguments: Sendable {
 
     /// The raw value of an argument, or `nil` when absent. `null` counts as absent.
     public mutating func value(_ name: String) -> JSONValue? {
-        used.insert(name)
-        guard let value = members[name], !value.isNull else { return nil }
-        return value
+        guard let value = members[name] else { return nil }
+        if !readNames.contains(name) { readNames.append(name) }
+        return value.isNull ? nil : value
     }
 
     /// A required argument's raw value.
@@ -132,7 +133,8 @@ public struct Arguments: Sendable {
 
     /// Rejects arguments that were not read.
     public func finish() throws(WireError) {
-        let unknown = members.keys.filter { !used.contains($0) }.sorted()
+        guard readNames.count < members.count else { return }
+        let unknown = members.keys.filter { !readNames.contains($0) }.sorted()
         if let first = unknown.first {
             throw WireError(
                 .invalidArgument,

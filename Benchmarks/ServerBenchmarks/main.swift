@@ -1,0 +1,299 @@
+// Benchmarks for listd over its Unix socket. Run with:
+//     swift build -c release && swift run -c release server-benchmarks
+// It starts the release `listd` from the same build directory on a socket in /tmp, drives it from one
+// client thread (poll() over every connection, requests encoded in advance, as redis-benchmark does),
+// and prints throughput and latency percentiles. Compare with:
+//     redis-benchmark -s SOCK -t rpush -c 50 -P 1 (and -P 16)
+
+import DiffableCore
+import ListClient
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Process and sockets
+
+func binaryDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    let path = String(decoding: buffer[0..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+}
+
+func startListd(socket: String) -> pid_t {
+    unlink(socket)
+    var pid: pid_t = 0
+    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning"]
+    var cArguments = arguments.map { strdup($0) } + [nil]
+    let status = posix_spawn(&pid, arguments[0], nil, nil, &cArguments, environ)
+    precondition(status == 0, "cannot start \(arguments[0])")
+    for _ in 0..<500 {
+        if (try? LineConnection(path: socket)) != nil { return pid }
+        usleep(10_000)
+    }
+    fatalError("listd did not start")
+}
+
+func connectRaw(_ path: String) -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    precondition(result == 0, "connect failed")
+    return descriptor
+}
+
+func nanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
+    Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1_000
+}
+
+func fixed(_ value: Double, _ decimals: Int) -> String {
+    let scale = pow(10, Double(decimals))
+    let scaled = Int((value * scale).rounded())
+    let fraction = String(abs(scaled) % Int(scale))
+    return "\(scaled / Int(scale))." + String(repeating: "0", count: decimals - fraction.count) + fraction
+}
+
+// MARK: Throughput
+
+/// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
+func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) {
+    let setup = try! LineConnection(path: socket)
+    _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
+
+    struct Client {
+        var descriptor: Int32
+        var lines: [[UInt8]]
+        var sent = 0
+        var received = 0
+        var sendTimes: [UInt64]
+        var partial = 0
+    }
+    var clients: [Client] = (0..<connections).map { index in
+        let lines = (0..<perConnection).map { number in
+            Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
+        }
+        return Client(descriptor: connectRaw(socket), lines: lines, sendTimes: Array(repeating: 0, count: perConnection))
+    }
+    var latencies: [UInt64] = []
+    latencies.reserveCapacity(connections * perConnection)
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+
+    func sendMore(_ client: inout Client) {
+        var batch: [UInt8] = []
+        let now = nanoseconds()
+        while client.sent < client.lines.count && client.sent - client.received < pipeline {
+            batch.append(contentsOf: client.lines[client.sent])
+            client.sendTimes[client.sent] = now
+            client.sent += 1
+        }
+        var offset = 0
+        while offset < batch.count {
+            let written = batch[offset...].withUnsafeBytes { write(client.descriptor, $0.baseAddress, $0.count) }
+            precondition(written > 0, "write failed")
+            offset += written
+        }
+    }
+
+    let start = nanoseconds()
+    for index in clients.indices { sendMore(&clients[index]) }
+    var pollers = clients.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+    var done = 0
+    while done < connections {
+        _ = poll(&pollers, nfds_t(pollers.count), 10_000)
+        for index in pollers.indices where pollers[index].revents & Int16(POLLIN) != 0 {
+            let count = buffer.withUnsafeMutableBytes { read(clients[index].descriptor, $0.baseAddress, $0.count) }
+            precondition(count > 0, "the server closed a connection")
+            let now = nanoseconds()
+            for byte in buffer[0..<count] where byte == 0x0A {
+                latencies.append(now - clients[index].sendTimes[clients[index].received])
+                clients[index].received += 1
+            }
+            if clients[index].received == clients[index].lines.count {
+                done += 1
+                pollers[index].events = 0
+            } else {
+                sendMore(&clients[index])
+            }
+        }
+    }
+    let elapsed = Double(nanoseconds() - start) / 1e9
+    for client in clients { close(client.descriptor) }
+    latencies.sort()
+    let total = connections * perConnection
+    print("appendItems, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: "
+        + "\(Int(Double(total) / elapsed)) requests/s, p50 \(fixed(percentile(latencies, 0.5), 1)) µs, "
+        + "p99 \(fixed(percentile(latencies, 0.99), 1)) µs")
+    _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
+}
+
+// MARK: Whole-snapshot apply
+
+func uuids(_ count: Int, seed: UInt64) -> [String] {
+    var state = seed
+    let digits = Array("0123456789ABCDEF".utf8)
+    return (0..<count).map { _ in
+        var bytes: [UInt8] = []
+        for index in 0..<36 {
+            if [8, 13, 18, 23].contains(index) {
+                bytes.append(UInt8(ascii: "-"))
+                continue
+            }
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            bytes.append(digits[Int(state >> 60)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+func applyLine(_ ids: [String], dataSource: String) -> [UInt8] {
+    var writer = JSONWriter(capacity: ids.count * 40 + 200)
+    writer.beginObject()
+    writer.key("cmd")
+    writer.string("apply")
+    writer.key("dataSource")
+    writer.string(dataSource)
+    writer.key("snapshot")
+    writer.beginObject()
+    writer.key("sections")
+    writer.beginArray()
+    writer.beginObject()
+    writer.key("id")
+    writer.string("S")
+    writer.key("items")
+    writer.beginArray()
+    for id in ids { writer.string(id) }
+    writer.endArray()
+    writer.endObject()
+    writer.endArray()
+    writer.endObject()
+    writer.endObject()
+    return writer.bytes + [0x0A]
+}
+
+func applyBenchmark(socket: String) {
+    let count = 100_000
+    let source = uuids(count, seed: 1)
+    var target = source
+    target.removeSubrange(20_000..<30_000)
+    target.insert(contentsOf: uuids(10_000, seed: 2), at: 30_000)
+    var random = SystemRandomNumberGenerator()
+    target[0..<2_000].shuffle(using: &random)
+    let first = applyLine(source, dataSource: "big")
+    let second = applyLine(target, dataSource: "big")
+
+    // The hashing floor, as in core-benchmarks: a Dictionary<String, Int> of the target ids.
+    var floors: [Double] = []
+    for _ in 0..<5 {
+        let start = nanoseconds()
+        var index = [String: Int]()
+        index.reserveCapacity(target.count)
+        for (position, id) in target.enumerated() { index[id] = position }
+        precondition(index.count == count)
+        floors.append(Double(nanoseconds() - start) / 1e6)
+    }
+    floors.sort()
+    let floor = floors[2]
+
+    // JSON parsing alone (the daemon's parser), for the same line.
+    var parses: [Double] = []
+    for _ in 0..<5 {
+        let start = nanoseconds()
+        _ = try! JSONParser.parse(second)
+        parses.append(Double(nanoseconds() - start) / 1e6)
+    }
+    parses.sort()
+
+    let connection = try! LineConnection(path: socket)
+    var times: [Double] = []
+    var replyBytes = 0
+    for round in 0..<6 {
+        try! connection.send(bytes: first)
+        _ = try! connection.readLine(timeout: .seconds(60))
+        let start = nanoseconds()
+        try! connection.send(bytes: second)
+        let reply = try! connection.readLine(timeout: .seconds(60))!
+        if round > 0 { times.append(Double(nanoseconds() - start) / 1e6) }
+        replyBytes = reply.count
+    }
+    times.sort()
+    let median = times[times.count / 2]
+    print("apply of a 100k-item snapshot (\(second.count / 1_000) kB line, diff against the previous 100k): "
+        + "\(fixed(median, 1)) ms end to end = \(fixed(median / floor, 2))× the hashing floor (\(fixed(floor, 1)) ms); "
+        + "JSON parse alone \(fixed(parses[2], 1)) ms; reply \(replyBytes / 1_000) kB")
+}
+
+// MARK: Fan-out
+
+func fanOutBenchmark(socket: String, views: Int) {
+    let setup = try! LineConnection(path: socket)
+    _ = try! setup.request(["cmd": "apply", "dataSource": "wide", "snapshot": ["sections": [["id": "S", "items": []]]]])
+    var descriptors: [Int32] = []
+    let attach = Array(#"{"cmd":"attach","dataSource":"wide"}"#.utf8) + [0x0A]
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    for _ in 0..<views {
+        let descriptor = connectRaw(socket)
+        _ = attach.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var got = 0
+        while got == 0 || buffer[got - 1] != 0x0A {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + got, $0.count - got) }
+            precondition(count > 0)
+            got += count
+        }
+        descriptors.append(descriptor)
+    }
+    var results: [Double] = []
+    for round in 0..<5 {
+        let start = nanoseconds()
+        try! setup.send(["cmd": "appendItems", "dataSource": "wide", "items": [.string("x\(round)")]])
+        var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var remaining = views
+        while remaining > 0 {
+            _ = poll(&pollers, nfds_t(pollers.count), 10_000)
+            for index in pollers.indices where pollers[index].revents & Int16(POLLIN) != 0 {
+                _ = buffer.withUnsafeMutableBytes { read(descriptors[index], $0.baseAddress, $0.count) }
+                pollers[index].events = 0
+                pollers[index].revents = 0
+                remaining -= 1
+            }
+        }
+        results.append(Double(nanoseconds() - start) / 1e6)
+        _ = try! setup.readLine()
+    }
+    results.sort()
+    print("one change fanned out to \(views) views: all received it within \(fixed(results[2], 2)) ms (median of 5)")
+    for descriptor in descriptors { close(descriptor) }
+}
+
+// MARK: Main
+
+let socketPath = "/tmp/listd-bench-\(getpid()).sock"
+let pid = startListd(socket: socketPath)
+let mode = CommandLine.arguments.dropFirst().first ?? "all"
+if mode == "all" || mode == "throughput" {
+    appendThroughput(socket: socketPath, connections: 1, pipeline: 1, perConnection: 100_000, tag: "t1")
+    appendThroughput(socket: socketPath, connections: 1, pipeline: 16, perConnection: 300_000, tag: "t2")
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 6_000, tag: "t3")
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 12_000, tag: "t4")
+}
+if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
+if mode == "all" || mode == "fanout" { fanOutBenchmark(socket: socketPath, views: 1_000) }
+if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
+    print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")
+}
+kill(pid, SIGTERM)
+var status: Int32 = 0
+waitpid(pid, &status, 0)
