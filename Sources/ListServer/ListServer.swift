@@ -47,14 +47,15 @@ public final class ListServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let serverState = state.value
-                    if serverState.connections.count >= configuration.maximumConnections || serverState.isShuttingDown {
+                    let limits = serverState.configuration
+                    if serverState.connections.count >= limits.maximumConnections || serverState.isShuttingDown {
                         serverState.logger.warning("refusing a connection", metadata: ["connections": "\(serverState.connections.count)"])
                         channel.close(promise: nil)
                         return
                     }
                     try channel.pipeline.syncOperations.addHandlers([
                         BackPressureHandler(),
-                        ByteToMessageHandler(LineFramer(maximumLineBytes: configuration.maximumLineBytes)),
+                        ByteToMessageHandler(LineFramer(maximumLineBytes: limits.maximumLineBytes)),
                         ConnectionHandler(state: serverState, router: router),
                     ])
                 }
@@ -130,10 +131,17 @@ public final class ListServer: Sendable {
         (try? await channel.eventLoop.submit { self.state.value.statusLine }.get()) ?? ""
     }
 
-    /// Re-reads what can change at run time. Nothing is reloadable yet beyond the log line; the hook
-    /// keeps `RELOADING=1` … `READY=1` honest for systemd.
-    public func reload() async {
-        logger.info("reloaded configuration")
+    /// Puts new limits in force (the listener and the demo flag stay as they are). Connections opened
+    /// from now on use the new line limit; every other limit applies to the next request.
+    public func reload(_ configuration: ServerConfiguration) async {
+        let state = self.state
+        try? await channel.eventLoop.submit {
+            var updated = configuration
+            updated.listener = state.value.configuration.listener
+            updated.demo = state.value.configuration.demo
+            state.value.configuration = updated
+        }.get()
+        logger.info("reloaded the configuration")
     }
 
     /// Stops gracefully: no new connections or requests, views told `shutdown`, every connection

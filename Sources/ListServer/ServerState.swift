@@ -6,7 +6,8 @@ import NIOCore
 /// All the state of a running server. Confined to its one event loop: every command runs there, in
 /// the order its bytes arrived, so each data source's versions are a total order without locks.
 final class ServerState {
-    let configuration: ServerConfiguration
+    /// The limits in force; `reload` replaces them (the listener stays).
+    var configuration: ServerConfiguration
     let logger: Logger
     let startedAt = ContinuousClock.now
     var dataSources: [String: DataSource] = [:]

@@ -13,7 +13,11 @@ public enum WireDecoding {
     public static func items(_ values: [JSONValue], field: String) throws(WireError) -> [Item] {
         var result: [Item] = []
         result.reserveCapacity(values.count)
-        for (index, value) in values.enumerated() { result.append(try item(value, field: "\(field)[\(index)]")) }
+        for (index, value) in values.enumerated() {
+            // The field name is only built for an error message.
+            let (id, data) = try identified(value, field: "\(field)[\(index)]", extra: [])
+            result.append(Item(id, data: data))
+        }
         return result
     }
 
@@ -24,7 +28,10 @@ public enum WireDecoding {
 
     public static func sections(_ values: [JSONValue], field: String) throws(WireError) -> [Section] {
         var result: [Section] = []
-        for (index, value) in values.enumerated() { result.append(try section(value, field: "\(field)[\(index)]")) }
+        for (index, value) in values.enumerated() {
+            let (id, data) = try identified(value, field: "\(field)[\(index)]", extra: [])
+            result.append(Section(id, data: data))
+        }
         return result
     }
 
@@ -175,18 +182,22 @@ public enum WireDecoding {
     // MARK: Helpers
 
     /// An identifier string, or `{"id": "…", "data": …}` with only `extra` as further members.
-    private static func identified(_ value: JSONValue, field: String, extra: Set<String>) throws(WireError) -> (String, JSONValue) {
+    private static func identified(
+        _ value: JSONValue, field: @autoclosure () -> String, extra: Set<String>
+    ) throws(WireError) -> (String, JSONValue) {
         switch value {
         case .string(let id):
             return (id, .null)
         case .object(let members):
-            guard case .string(let id)? = members["id"] else { throw wrongType("\(field).id", "a string") }
-            if let unknown = members.keys.first(where: { $0 != "id" && $0 != "data" && !extra.contains($0) }) {
-                throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in \"\(field)\".")
+            guard case .string(let id)? = members["id"] else { throw wrongType("\(field()).id", "a string") }
+            if members.count > 2 || (members.count == 2 && members["data"] == nil) || !extra.isEmpty,
+                let unknown = members.keys.first(where: { $0 != "id" && $0 != "data" && !extra.contains($0) })
+            {
+                throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in \"\(field())\".")
             }
             return (id, members["data"] ?? .null)
         default:
-            throw wrongType(field, "an identifier string or an object with \"id\"")
+            throw wrongType(field(), "an identifier string or an object with \"id\"")
         }
     }
 

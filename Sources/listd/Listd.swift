@@ -52,16 +52,13 @@ struct Listd: AsyncParsableCommand {
         // Trap the signals before anything else, so that an early SIGTERM is a graceful stop too.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
 
-        var configuration: ServerConfiguration
+        let listener: ServerConfiguration.Listener
         if let descriptor = Systemd.activatedListener() {
-            configuration = ServerConfiguration(listener: .inheritedDescriptor(descriptor, path: nil))
+            listener = .inheritedDescriptor(descriptor, path: nil)
         } else {
-            configuration = ServerConfiguration(listener: .path(try socket ?? Self.defaultSocketPath()))
+            listener = .path(try socket ?? Self.defaultSocketPath())
         }
-        settings.apply(to: &configuration)
-        if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
-        if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
-        configuration.demo = demo
+        let configuration = makeConfiguration(listener: listener, settings: settings)
 
         let server: ListServer
         do {
@@ -81,8 +78,7 @@ struct Listd: AsyncParsableCommand {
             if signal == .sighup {
                 Systemd.reloading()
                 do {
-                    _ = try FileSettings.load(config)
-                    await server.reload()
+                    await server.reload(makeConfiguration(listener: configuration.listener, settings: try FileSettings.load(config)))
                 } catch {
                     logger.error("reload failed, keeping the running configuration: \(error)")
                 }
@@ -95,6 +91,16 @@ struct Listd: AsyncParsableCommand {
             logger.info("stopped")
             return
         }
+    }
+
+    /// The configuration: defaults, then the file's settings, then the command line's options.
+    func makeConfiguration(listener: ServerConfiguration.Listener, settings: FileSettings) -> ServerConfiguration {
+        var configuration = ServerConfiguration(listener: listener)
+        settings.apply(to: &configuration)
+        if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
+        if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
+        configuration.demo = demo
+        return configuration
     }
 
     static func defaultSocketPath() throws -> String {

@@ -90,6 +90,16 @@ struct ConcurrencyTests {
         #expect(elapsed < .seconds(10))
     }
 
+    @Test func droppingADataSourceTellsItsViews() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let view = try daemon.connect()
+        #expect(try view.request(["cmd": "attach", "dataSource": "home", "view": "v"])["ok"] == true)
+        #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "home"]).result()["dataSource"] == "home")
+        #expect(try view.readJSON() == ["event": "dropped", "dataSource": "home", "view": "v"])
+        #expect(try view.request(["cmd": "detach", "view": "v"]).errorCode == "not-attached", "the view was detached")
+        #expect(try daemon.request(["cmd": "stats"]).result()["views"] == 0)
+    }
+
     @Test func aViewThatDoesNotReadIsDisconnected() throws {
         let daemon = try Daemon(arguments: ["--max-view-queue-bytes", "200000"])
         let writer = try daemon.connect()

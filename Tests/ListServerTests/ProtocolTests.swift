@@ -137,6 +137,28 @@ struct SystemdTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file is removed")
     }
 
+    @Test func reloadAppliesNewLimitsAndKeepsThemOnABadFile() throws {
+        let daemon = try Daemon(configuration: ["maxBatchOperations": 3])
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "appendSections", "dataSource": "d", "sections": ["S"]])["ok"] == true)
+        let four: JSONValue = .array((0..<4).map { _ in ["cmd": "deleteItems", "items": ["x"]] })
+        #expect(try connection.request(["cmd": "batch", "dataSource": "d", "operations": four]).errorCode == "limit-exceeded")
+        let path = daemon.directory + "/listd.json"
+        try Data(JSONValue.object(["maxBatchOperations": 10]).jsonBytes).write(to: URL(fileURLWithPath: path))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        try daemon.notify.wait(for: "RELOADING=1")
+        try daemon.notify.wait(for: "READY=1")
+        #expect(try connection.request(["cmd": "batch", "dataSource": "d", "operations": four])["ok"] == true)
+        // A broken file: the running limits stay.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        try daemon.notify.wait(for: "RELOADING=1")
+        try daemon.notify.wait(for: "READY=1")
+        #expect(try connection.request(["cmd": "hello"]).result()["limits"]?["maxBatchOperations"] == 10)
+        #expect(try daemon.stop() == 0)
+        #expect(daemon.log.contains("reload failed"))
+    }
+
     @Test func watchdogPingsWhenAsked() throws {
         let daemon = try Daemon(environment: ["WATCHDOG_USEC": "200000"])
         try daemon.notify.wait(for: "WATCHDOG=1", timeout: .seconds(5))
