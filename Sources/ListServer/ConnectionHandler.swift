@@ -67,6 +67,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        writePending(context: context)
         context.flush()
     }
 
@@ -85,10 +86,19 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Replies of the current read burst, written as one buffer at the end of the burst (or before
+    /// anything else is written, so the order of lines never changes).
+    private var pending: ByteBuffer?
+
     private func write(context: ChannelHandlerContext, reply: [UInt8]) {
-        var buffer = context.channel.allocator.buffer(capacity: reply.count + 1)
-        buffer.writeBytes(reply)
-        buffer.writeInteger(UInt8(ascii: "\n"))
+        if pending == nil { pending = context.channel.allocator.buffer(capacity: reply.count + 1) }
+        pending!.writeBytes(reply)
+        pending!.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    private func writePending(context: ChannelHandlerContext) {
+        guard let buffer = pending else { return }
+        pending = nil
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
@@ -97,6 +107,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     func closeAfterFlush(context: ChannelHandlerContext, grace: TimeAmount = .seconds(2)) {
         guard !closing else { return }
         closing = true
+        writePending(context: context)
         let channel = context.channel
         let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0)), promise: done)
@@ -131,6 +142,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             closeAfterFlush(context: context)
             return
         }
+        writePending(context: context)
         context.writeAndFlush(wrapOutboundOut(event), promise: nil)
     }
 
@@ -153,6 +165,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     func sendEvent(_ bytes: [UInt8]) {
         guard let context, !closing else { return }
         write(context: context, reply: bytes)
+        writePending(context: context)
         context.flush()
         if inputClosed && views.isEmpty { closeAfterFlush(context: context) }
     }
