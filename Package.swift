@@ -19,9 +19,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "DiffableCore"),
-        .testTarget(name: "DiffableCoreTests", dependencies: ["DiffableCore"]),
+        // A seeded random generator shared by the tests and benchmarks (no product).
+        .target(name: "TestSupport"),
+        .testTarget(name: "DiffableCoreTests", dependencies: ["DiffableCore", "TestSupport"]),
         .target(name: "ListWire", dependencies: ["DiffableCore"]),
-        .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore"]),
+        .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
@@ -56,7 +58,7 @@ let package = Package(
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore", "ListWire", "ListClient"],
+            dependencies: ["DiffableCore", "ListWire", "ListClient", "TestSupport"],
             path: "Benchmarks/CoreBenchmarks"
         ),
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").

@@ -4,6 +4,7 @@
 // are comparable. Times are medians over repeated runs.
 
 import DiffableCore
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -11,19 +12,8 @@ import DiffableCore
 
 // MARK: Helpers
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A UUID-shaped identifier: 36 characters, upper-case hex in 8-4-4-4-12 groups.
-func uuidString(_ random: inout SplitMix64) -> String {
+func uuidString(_ random: inout SeededGenerator) -> String {
     let digits = Array("0123456789ABCDEF".utf8)
     var bytes: [UInt8] = []
     bytes.reserveCapacity(36)
@@ -46,7 +36,7 @@ func uuidString(_ random: inout SplitMix64) -> String {
 }
 
 func uuids(_ count: Int, seed: UInt64) -> [String] {
-    var random = SplitMix64(state: seed)
+    var random = SeededGenerator(seed: seed)
     return (0..<count).map { _ in uuidString(&random) }
 }
 
@@ -105,7 +95,7 @@ func diffBenchmark(count: Int, deleteRange: Range<Int>, insertStart: Int, shuffl
     var target = source
     target.removeSubrange(deleteRange)
     target.insert(contentsOf: uuids(deleteRange.count, seed: 2), at: insertStart)
-    var random = SplitMix64(state: 3)
+    var random = SeededGenerator(seed: 3)
     target[0..<shuffleCount].shuffle(using: &random)
 
     let old = snapshot(of: source)
@@ -162,7 +152,7 @@ func editBenchmark(size: Int) {
 func memoryBenchmark() {
     let count = 1_000_000
     let before = residentBytes()
-    var random = SplitMix64(state: 20)
+    var random = SeededGenerator(seed: 20)
     var snapshot = Snapshot()
     try! snapshot.appendSections(["S"])
     for _ in 0..<count { try! snapshot.appendItems([Item(uuidString(&random))]) }

@@ -57,6 +57,18 @@ extension JSONValue {
         if case .string(let string) = self { return string }
         return nil
     }
+
+    /// The integer when this is an integral number, else `nil`.
+    public var intValue: Int? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
+    /// The elements when this is an array, else an empty array.
+    public var arrayValue: [JSONValue] {
+        if case .array(let values) = self { return values }
+        return []
+    }
 }
 
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,

@@ -79,15 +79,3 @@ enum Output {
         }
     }
 }
-
-extension JSONValue {
-    var intValue: Int? {
-        if case .int(let value) = self { return value }
-        return nil
-    }
-
-    var arrayValue: [JSONValue] {
-        if case .array(let values) = self { return values }
-        return []
-    }
-}

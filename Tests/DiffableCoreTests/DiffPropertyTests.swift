@@ -1,4 +1,5 @@
 import DiffableCore
+import TestSupport
 import Testing
 
 /// Random snapshots and random edits of them, from fixed seeds.

@@ -1,4 +1,5 @@
 import DiffableCore
+import TestSupport
 import Testing
 
 /// The obvious implementation of the snapshot rules on plain arrays, to check `Snapshot` against.

@@ -1,4 +1,5 @@
 import DiffableCore
+import TestSupport
 import Testing
 
 extension RandomSnapshots {

@@ -139,14 +139,4 @@ extension JSONValue {
 
     /// `error.code` of a failed reply.
     var errorCode: String? { self["error"]?["code"]?.stringValue }
-
-    var intValue: Int? {
-        if case .int(let value) = self { return value }
-        return nil
-    }
-
-    var arrayValue: [JSONValue] {
-        if case .array(let values) = self { return values }
-        return []
-    }
 }

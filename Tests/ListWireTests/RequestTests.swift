@@ -1,5 +1,6 @@
 import DiffableCore
 import ListWire
+import TestSupport
 import Testing
 
 @Suite("Requests and model coding")
