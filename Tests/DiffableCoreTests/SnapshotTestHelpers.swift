@@ -1,5 +1,4 @@
 import DiffableCore
-
 import Testing
 
 /// Builds a snapshot from a compact description: `["A": ["a", "b"], "B": []]` keeps the given order.
