@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "DiffableCore", targets: ["DiffableCore"]),
         // The wire format: strict JSON, requests, replies, the protocol's shapes of the model.
         .library(name: "ListWire", targets: ["ListWire"]),
+        // Cell registrations, content configurations and reuse pools.
+        .library(name: "CellCore", targets: ["CellCore"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
     ],
@@ -16,12 +18,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .target(name: "DiffableCore"),
         // A seeded random generator shared by the tests and benchmarks (no product).
         .target(name: "TestSupport"),
         .testTarget(name: "DiffableCoreTests", dependencies: ["DiffableCore", "TestSupport"]),
+        // Cells: registrations, content configurations, templates, state, reuse pools. No I/O.
+        .target(
+            name: "CellCore",
+            dependencies: ["DiffableCore", .product(name: "Mustache", package: "swift-mustache")]
+        ),
+        .testTarget(name: "CellCoreTests", dependencies: ["CellCore", "DiffableCore"]),
         .target(name: "ListWire", dependencies: ["DiffableCore"]),
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

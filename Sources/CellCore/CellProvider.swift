@@ -1,0 +1,55 @@
+import DiffableCore
+
+/// A data source's cell provider, as rules (the `switch` inside a `cellProvider` closure): the first rule
+/// that matches an item names its registration; `default` catches the rest.
+///
+/// ```json
+/// {"rules": [{"section": "consult", "registration": "consultCell"},
+///            {"match": {"field": "kind", "equals": "premium"}, "registration": "premiumCell"}],
+///  "default": "plainCell"}
+/// ```
+public struct CellProvider: Hashable, Sendable {
+    public struct Rule: Hashable, Sendable {
+        /// Only items of this section, when set.
+        public var section: String?
+        /// Only items whose payload has `equals` at the dotted path `field`, when set.
+        public var match: (field: String, equals: JSONValue)? {
+            get { matchField.map { ($0, matchValue) } }
+            set {
+                matchField = newValue?.field
+                matchValue = newValue?.equals ?? .null
+            }
+        }
+        private var matchField: String?
+        private var matchValue: JSONValue = .null
+        public var registration: String
+
+        public init(section: String? = nil, match: (field: String, equals: JSONValue)? = nil, registration: String) {
+            self.section = section
+            self.registration = registration
+            self.match = match
+        }
+
+        func matches(item: Item, section: String) -> Bool {
+            if let wanted = self.section, wanted != section { return false }
+            if let field = matchField, item.data.value(atPath: field) != matchValue { return false }
+            return true
+        }
+    }
+
+    public var rules: [Rule]
+    public var defaultRegistration: String?
+
+    public init(rules: [Rule] = [], defaultRegistration: String? = nil) {
+        self.rules = rules
+        self.defaultRegistration = defaultRegistration
+    }
+
+    /// The registration for an item of a section, or `nil` when nothing matches. O(rules).
+    public func registration(for item: Item, inSection section: String) -> String? {
+        rules.first { $0.matches(item: item, section: section) }?.registration ?? defaultRegistration
+    }
+
+    /// Every registration the provider names.
+    public var registrationNames: [String] { rules.map(\.registration) + (defaultRegistration.map { [$0] } ?? []) }
+}

@@ -1,0 +1,146 @@
+import DiffableCore
+
+/// The built-in content configuration types, mirroring `UIListContentConfiguration`'s constructors,
+/// with the traits each style has by default.
+public enum ListContentStyle: String, CaseIterable, Sendable {
+    case cell, subtitleCell, valueCell
+    case plainHeader, plainFooter, groupedHeader, groupedFooter
+    case prominentInsetGroupedHeader, extraProminentInsetGroupedHeader
+    case sidebarCell, sidebarSubtitleCell, sidebarHeader
+
+    /// The properties a registration may set.
+    public static let properties: Set<String> = [
+        "text", "secondaryText", "image", "textProperties", "secondaryTextProperties", "imageProperties",
+        "prefersSideBySideTextAndSecondaryText", "directionalLayoutMargins", "imageToTextPadding",
+        "textToSecondaryTextVerticalPadding", "textToSecondaryTextHorizontalPadding",
+    ]
+
+    /// Whether the style is for headers and footers (supplementary views) rather than cells.
+    public var isSupplementary: Bool {
+        switch self {
+        case .plainHeader, .plainFooter, .groupedHeader, .groupedFooter, .prominentInsetGroupedHeader,
+            .extraProminentInsetGroupedHeader, .sidebarHeader:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The style's defaults, as UIKit's constructors set them (fonts and colors by their semantic names).
+    public var defaults: [String: JSONValue] {
+        func text(_ font: String, _ color: String, transform: String = "none", lines: Int = 0) -> JSONValue {
+            ["font": .string(font), "color": .string(color), "transform": .string(transform), "numberOfLines": .int(lines), "alignment": "natural"]
+        }
+        var layout: [String: JSONValue] = [
+            "directionalLayoutMargins": ["top": 11, "leading": 16, "bottom": 11, "trailing": 16],
+            "imageToTextPadding": 16, "textToSecondaryTextVerticalPadding": 3, "textToSecondaryTextHorizontalPadding": 16,
+            "prefersSideBySideTextAndSecondaryText": false,
+        ]
+        let textProperties: JSONValue
+        let secondary: JSONValue
+        switch self {
+        case .cell:
+            textProperties = text("body", "label")
+            secondary = text("subheadline", "secondaryLabel")
+        case .subtitleCell:
+            textProperties = text("body", "label")
+            secondary = text("subheadline", "secondaryLabel")
+        case .valueCell:
+            textProperties = text("body", "label")
+            secondary = text("body", "secondaryLabel")
+            layout["prefersSideBySideTextAndSecondaryText"] = true
+        case .plainHeader, .plainFooter:
+            textProperties = text(self == .plainHeader ? "headline" : "footnote", self == .plainHeader ? "label" : "secondaryLabel")
+            secondary = text("subheadline", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 6, "leading": 16, "bottom": 6, "trailing": 16]
+        case .groupedHeader, .groupedFooter:
+            textProperties = text("footnote", "secondaryLabel", transform: self == .groupedHeader ? "uppercase" : "none")
+            secondary = text("footnote", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 16, "leading": 20, "bottom": 6, "trailing": 20]
+        case .prominentInsetGroupedHeader:
+            textProperties = text("title3.bold", "label")
+            secondary = text("subheadline", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 16, "leading": 20, "bottom": 8, "trailing": 20]
+        case .extraProminentInsetGroupedHeader:
+            textProperties = text("title2.bold", "label")
+            secondary = text("subheadline", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 16, "leading": 20, "bottom": 8, "trailing": 20]
+        case .sidebarCell, .sidebarSubtitleCell:
+            textProperties = text("body", "label")
+            secondary = text("subheadline", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 8, "leading": 12, "bottom": 8, "trailing": 12]
+            layout["imageToTextPadding"] = 10
+        case .sidebarHeader:
+            textProperties = text("subheadline.bold", "secondaryLabel")
+            secondary = text("subheadline", "secondaryLabel")
+            layout["directionalLayoutMargins"] = ["top": 12, "leading": 12, "bottom": 6, "trailing": 12]
+        }
+        var defaults = layout
+        defaults["textProperties"] = textProperties
+        defaults["secondaryTextProperties"] = secondary
+        defaults["imageProperties"] = ["tintColor": self == .sidebarCell || self == .sidebarSubtitleCell ? "accent" : "tint", "reservedLayoutSize": 0]
+        defaults["secondaryTextPlacement"] = .string(
+            self == .valueCell ? "trailing" : (self == .cell || self.isSupplementary ? "none" : "below"))
+        return defaults
+    }
+
+    /// The configuration updated for a state (`updated(for:)`): a disabled cell's text takes the
+    /// secondary text color; a selected sidebar cell's text and image take the accent color.
+    public func updated(_ content: [String: JSONValue], for state: CellState) -> [String: JSONValue] {
+        var content = content
+        if state.disabled {
+            for key in ["textProperties", "secondaryTextProperties"] {
+                if case .object(var properties)? = content[key] {
+                    properties["color"] = key == "textProperties" ? "secondaryLabel" : "tertiaryLabel"
+                    content[key] = .object(properties)
+                }
+            }
+        }
+        if state.selected && (self == .sidebarCell || self == .sidebarSubtitleCell) {
+            if case .object(var properties)? = content["textProperties"] {
+                properties["color"] = "accent"
+                content["textProperties"] = .object(properties)
+            }
+        }
+        return content
+    }
+}
+
+/// `UIBackgroundConfiguration`'s list styles.
+public enum BackgroundStyle: String, CaseIterable, Sendable {
+    case listPlainCell, listGroupedCell, listSidebarCell, clear
+
+    public static let properties: Set<String> = ["cornerRadius", "backgroundColor", "strokeColor", "strokeWidth", "backgroundInsets"]
+
+    public var defaults: [String: JSONValue] {
+        switch self {
+        case .listPlainCell: return ["backgroundColor": "systemBackground", "cornerRadius": 0, "strokeWidth": 0]
+        case .listGroupedCell: return ["backgroundColor": "secondarySystemGroupedBackground", "cornerRadius": 0, "strokeWidth": 0]
+        case .listSidebarCell: return ["backgroundColor": "clear", "cornerRadius": 10, "strokeWidth": 0]
+        case .clear: return ["backgroundColor": "clear", "cornerRadius": 0, "strokeWidth": 0]
+        }
+    }
+
+    /// Selected or highlighted cells take the selection color (the accent color in a sidebar).
+    public func updated(_ background: [String: JSONValue], for state: CellState) -> [String: JSONValue] {
+        guard state.selected || state.highlighted else { return background }
+        var background = background
+        background["backgroundColor"] = self == .listSidebarCell ? "accent" : "systemGray4"
+        return background
+    }
+}
+
+/// `UICellAccessory`'s kinds, each with when it is displayed.
+public enum AccessoryKind: String, CaseIterable, Sendable {
+    case disclosureIndicator, outlineDisclosure, checkmark, delete, reorder, label, detail
+
+    public static let properties: Set<String> = ["type", "displayed", "text", "tintColor", "hidden"]
+
+    /// By default, delete and reorder show only while editing; the rest always.
+    public var defaultDisplayed: String {
+        switch self {
+        case .delete, .reorder: return "whenEditing"
+        default: return "always"
+        }
+    }
+}

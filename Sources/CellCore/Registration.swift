@@ -1,0 +1,191 @@
+import DiffableCore
+
+/// A cell registration: what kind of view it makes and how to configure it from an item, like
+/// `UICollectionView.CellRegistration`. Immutable once created; each registration has its own reuse
+/// pool in every view.
+///
+/// A definition is JSON:
+/// ```json
+/// {"kind": "cell",
+///  "contentConfiguration": {"type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{lastAnswer.content}}",
+///                           "secondaryTextProperties": {"numberOfLines": 2}},
+///  "background": {"type": "listGroupedCell", "cornerRadius": 12},
+///  "accessories": [{"type": "disclosureIndicator"}, {"type": "delete"}]}
+/// ```
+/// Every string may be a Mustache template over the item (see `TemplateContext`), including the
+/// content type itself.
+public struct Registration: Sendable {
+    public enum Kind: Hashable, Sendable {
+        case cell
+        case supplementary(elementKind: String)
+    }
+
+    public let name: String
+    public let kind: Kind
+    /// The definition as given (for listing, and to tell an identical re-registration from a different one).
+    public let definition: JSONValue
+    /// The content configuration type as written (a style name, or a template producing one).
+    public let contentType: String
+    private let typeTemplate: ValueTemplate
+    private let content: [String: ValueTemplate]
+    private let background: (style: BackgroundStyle, properties: [String: ValueTemplate])?
+    private let accessories: [(kind: AccessoryKind, displayed: String, properties: [String: ValueTemplate])]
+
+    /// Validates and compiles a definition.
+    ///
+    /// - Throws: `CellError` (`invalid-registration`) naming the offending member.
+    public init(name: String, definition: JSONValue) throws(CellError) {
+        guard case .object(let members) = definition else {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": the definition must be an object.")
+        }
+        for key in members.keys where !["kind", "elementKind", "contentConfiguration", "background", "accessories"].contains(key) {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": unknown member \"\(key)\".")
+        }
+        self.name = name
+        self.definition = definition
+        switch (members["kind"], members["elementKind"]) {
+        case (.string("cell")?, nil), (nil, nil):
+            kind = .cell
+        case (.string("supplementary")?, .string(let elementKind)?) where !elementKind.isEmpty:
+            kind = .supplementary(elementKind: elementKind)
+        case (.string("supplementary")?, _):
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": a supplementary registration needs an \"elementKind\" (e.g. \"header\").")
+        case (.string("cell")?, _?):
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"elementKind\" is only for supplementary registrations.")
+        default:
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"kind\" must be \"cell\" or \"supplementary\".")
+        }
+
+        guard case .object(var configuration)? = members["contentConfiguration"] else {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"contentConfiguration\" must be an object with a \"type\".")
+        }
+        guard case .string(let type)? = configuration.removeValue(forKey: "type") else {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"contentConfiguration.type\" must be a string.")
+        }
+        if !type.contains("{{") && ListContentStyle(rawValue: type) == nil {
+            throw CellError(
+                .invalidRegistration,
+                "Registration \"\(name)\": unknown content configuration type \"\(type)\"; built in: "
+                    + ListContentStyle.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+        }
+        contentType = type
+        typeTemplate = try ValueTemplate(.string(type), path: "contentConfiguration.type")
+        content = try Self.compile(configuration, allowed: ListContentStyle.properties, path: "\(name).contentConfiguration")
+
+        switch members["background"] {
+        case nil, .null?:
+            background = nil
+        case .object(var properties)?:
+            guard case .string(let typeName)? = properties.removeValue(forKey: "type"), let style = BackgroundStyle(rawValue: typeName) else {
+                throw CellError(
+                    .invalidRegistration,
+                    "Registration \"\(name)\": \"background.type\" must be one of " + BackgroundStyle.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+            }
+            background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: "\(name).background"))
+        default:
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"background\" must be an object.")
+        }
+
+        var accessories: [(AccessoryKind, String, [String: ValueTemplate])] = []
+        switch members["accessories"] {
+        case nil, .null?:
+            break
+        case .array(let list)?:
+            for (index, entry) in list.enumerated() {
+                guard case .object(var properties) = entry, case .string(let typeName)? = properties["type"],
+                    let accessory = AccessoryKind(rawValue: typeName)
+                else {
+                    throw CellError(
+                        .invalidRegistration,
+                        "Registration \"\(name)\": accessories[\(index)] needs a \"type\": " + AccessoryKind.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                }
+                properties["type"] = nil
+                var displayed = accessory.defaultDisplayed
+                if let value = properties.removeValue(forKey: "displayed") {
+                    guard case .string(let text) = value, ["always", "whenEditing", "whenNotEditing"].contains(text) else {
+                        throw CellError(.invalidRegistration, "Registration \"\(name)\": accessories[\(index)].displayed must be always, whenEditing or whenNotEditing.")
+                    }
+                    displayed = text
+                }
+                accessories.append((accessory, displayed, try Self.compile(properties, allowed: AccessoryKind.properties, path: "\(name).accessories[\(index)]")))
+            }
+        default:
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": \"accessories\" must be an array.")
+        }
+        self.accessories = accessories
+    }
+
+    private static func compile(_ members: [String: JSONValue], allowed: Set<String>, path: String) throws(CellError) -> [String: ValueTemplate] {
+        var compiled: [String: ValueTemplate] = [:]
+        for (key, value) in members {
+            guard allowed.contains(key) else {
+                throw CellError(.invalidRegistration, "\(path): unknown property \"\(key)\"; known: \(allowed.sorted().joined(separator: ", ")).")
+            }
+            compiled[key] = try ValueTemplate(value, path: "\(path).\(key)")
+        }
+        return compiled
+    }
+
+    /// Configures a cell for an item: the content (style defaults, then the rendered properties, then
+    /// the style's reaction to the state), the background and the accessories shown in this state.
+    ///
+    /// - Throws: `CellError` (`invalid-registration`) when a templated type renders to an unknown style.
+    public func configure(_ context: TemplateContext) throws(CellError) -> ConfiguredCell {
+        let typeName = typeTemplate.render(context).stringValue ?? ""
+        guard let style = ListContentStyle(rawValue: typeName) else {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
+        }
+        var configured = Self.merge(style.defaults, rendered: content, context)
+        configured = style.updated(configured, for: context.state)
+        configured["type"] = .string(style.rawValue)
+
+        var backgroundJSON: JSONValue = .null
+        if let background {
+            var properties = background.style.updated(Self.merge(background.style.defaults, rendered: background.properties, context), for: context.state)
+            properties["type"] = .string(background.style.rawValue)
+            backgroundJSON = .object(properties)
+        }
+
+        var shown: [JSONValue] = []
+        for accessory in accessories {
+            switch accessory.displayed {
+            case "whenEditing" where !context.state.editing: continue
+            case "whenNotEditing" where context.state.editing: continue
+            default: break
+            }
+            var properties = accessory.properties.mapValues { $0.render(context) }
+            properties["type"] = .string(accessory.kind.rawValue)
+            properties["displayed"] = .string(accessory.displayed)
+            if accessory.kind == .outlineDisclosure { properties["expanded"] = .bool(context.state.expanded) }
+            if accessory.kind == .checkmark && properties["hidden"] == nil { properties["hidden"] = .bool(!context.state.selected) }
+            shown.append(.object(properties))
+        }
+        return ConfiguredCell(type: style.rawValue, content: .object(configured), background: backgroundJSON, accessories: .array(shown))
+    }
+
+    /// Defaults overlaid with rendered properties; object-valued properties are merged one level deep
+    /// (so `{"textProperties": {"numberOfLines": 2}}` keeps the style's font and color).
+    private static func merge(_ defaults: [String: JSONValue], rendered templates: [String: ValueTemplate], _ context: TemplateContext) -> [String: JSONValue] {
+        var result = defaults
+        for (key, template) in templates {
+            let value = template.render(context)
+            if case .object(let overrides) = value, case .object(var base)? = result[key] {
+                for (member, override) in overrides { base[member] = override }
+                result[key] = .object(base)
+            } else {
+                result[key] = value
+            }
+        }
+        return result
+    }
+}
+
+/// A configured cell: what a view renders.
+public struct ConfiguredCell: Hashable, Sendable {
+    /// The content configuration type used.
+    public var type: String
+    public var content: JSONValue
+    /// `null` when the registration has no background configuration.
+    public var background: JSONValue
+    public var accessories: JSONValue
+}
