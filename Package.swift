@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "ListWire", "CSystemd",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

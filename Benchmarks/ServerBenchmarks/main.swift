@@ -22,6 +22,19 @@ func binaryDirectory() -> String {
     return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
 }
 
+/// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+func cpuSeconds(_ pid: pid_t) -> Double {
+    guard let file = fopen("/proc/\(pid)/stat", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 4096)
+    guard fgets(&line, 4096, file) != nil else { return 0 }
+    let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // Fields after the command name (which ends with ")"): state is field 3; utime, stime are 14, 15.
+    let fields = text[text.index(after: text.lastIndex(of: ")")!)...].split(separator: " ")
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (Double(fields[11])! + Double(fields[12])!) / ticks
+}
+
 func startListd(socket: String) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
@@ -278,6 +291,83 @@ func fanOutBenchmark(socket: String, views: Int) {
     for descriptor in descriptors { close(descriptor) }
 }
 
+// MARK: Dequeue
+
+/// Dequeue throughput for the built-in list configuration with a two-field template: batches of
+/// `batch` index paths (and endDisplaying of the previous batch), pipelined `pipeline` deep.
+func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
+    let connection = try! LineConnection(path: socket)
+    let count = 100_000
+    _ = try! connection.request([
+        "cmd": "register", "registration": "bench",
+        "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{subtitle}}"],
+    ])
+    var writer = JSONWriter(capacity: count * 80)
+    writer.beginObject()
+    writer.key("cmd"); writer.string("apply")
+    writer.key("dataSource"); writer.string("cells")
+    writer.key("snapshot"); writer.beginObject(); writer.key("sections"); writer.beginArray(); writer.beginObject()
+    writer.key("id"); writer.string("S"); writer.key("items"); writer.beginArray()
+    for index in 0..<count {
+        writer.value(["id": .string("i\(index)"), "data": ["title": .string("Item \(index)"), "subtitle": .string("Subtitle \(index)")]])
+    }
+    writer.endArray(); writer.endObject(); writer.endArray(); writer.endObject(); writer.endObject()
+    try! connection.send(bytes: writer.bytes + [0x0A])
+    _ = try! connection.readLine(timeout: .seconds(60))
+    _ = try! connection.request(["cmd": "setCellProvider", "dataSource": "cells", "rules": [], "default": "bench"])
+    _ = try! connection.request(["cmd": "attach", "dataSource": "cells", "view": "bench"])
+
+    // Requests: dequeue a batch, then end displaying it (cells c1… are reused round after round).
+    var lines: [[UInt8]] = []
+    for round in 0..<rounds {
+        let first = (round * batch) % (count - batch)
+        let paths = (first..<first + batch).map { "[0,\($0)]" }.joined(separator: ",")
+        lines.append(Array(#"{"cmd":"dequeue","view":"bench","indexPaths":[\#(paths)]}"#.utf8) + [0x0A])
+    }
+    var cellsDequeued = 0
+    let cpuBefore = cpuSeconds(listdPID)
+    let start = nanoseconds()
+    let marker = Array(#""cell":""#.utf8)
+    /// The cell identifiers in a dequeue reply, found by a scan (the client must not be the bottleneck).
+    func cellIDs(_ reply: [UInt8]) -> [String] {
+        var ids: [String] = []
+        var index = 0
+        while index + marker.count < reply.count {
+            if reply[index] == marker[0] && reply[index + 1] == marker[1] && reply[index + 2] == marker[2]
+                && reply[index + 3] == marker[3] && reply[index + 4] == marker[4] && reply[index + 5] == marker[5]
+                && reply[index + 6] == marker[6] && reply[index + 7] == marker[7]
+            {
+                let start = index + marker.count
+                var end = start
+                while reply[end] != UInt8(ascii: "\"") { end += 1 }
+                ids.append(String(decoding: reply[start..<end], as: UTF8.self))
+                index = end
+            }
+            index += 1
+        }
+        return ids
+    }
+    // As a scrolling view does: each write ends displaying the previous batch and dequeues the next.
+    var previous: [String] = []
+    for line in lines {
+        var bytes = line
+        if !previous.isEmpty {
+            bytes = Array((#"{"cmd":"endDisplaying","view":"bench","cells":["# + previous.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n").utf8) + line
+        }
+        try! connection.send(bytes: bytes)
+        if !previous.isEmpty { _ = try! connection.readLine(timeout: .seconds(30)) }
+        previous = cellIDs(try! connection.readLine(timeout: .seconds(30))!)
+        cellsDequeued += previous.count
+    }
+    let elapsed = Double(nanoseconds() - start) / 1e9
+    let serverCPU = cpuSeconds(listdPID) - cpuBefore
+    let stats = try! connection.request(["cmd": "registrations"])
+    let created = stats["result"]?["registrations"]?.arrayValue.first?["created"]?.intValue ?? 0
+    print("dequeue, batches of \(batch) (with endDisplaying of the previous batch in the same write): \(Int(Double(cellsDequeued) / elapsed)) cells/s end to end; "
+        + "listd used \(fixed(serverCPU / Double(cellsDequeued) * 1e6, 2)) µs of CPU per cell (\(Int(Double(cellsDequeued) / serverCPU)) cells per CPU-second); "
+        + "\(created) cells created for \(cellsDequeued) dequeued")
+}
+
 // MARK: Main
 
 let socketPath = "/tmp/listd-bench-\(getpid()).sock"
@@ -291,6 +381,10 @@ if mode == "all" || mode == "throughput" {
 }
 if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
 if mode == "all" || mode == "fanout" { fanOutBenchmark(socket: socketPath, views: 1_000) }
+if mode == "all" || mode == "dequeue" {
+    dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
+    dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
+}
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
     print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")
 }

@@ -27,7 +27,13 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
     }
 
     /// The style's defaults, as UIKit's constructors set them (fonts and colors by their semantic names).
-    public var defaults: [String: JSONValue] {
+    /// Computed once per style.
+    public var defaults: [String: JSONValue] { Self.defaultsByStyle[self]! }
+
+    private static let defaultsByStyle: [ListContentStyle: [String: JSONValue]] = Dictionary(
+        uniqueKeysWithValues: allCases.map { ($0, $0.makeDefaults()) })
+
+    private func makeDefaults() -> [String: JSONValue] {
         func text(_ font: String, _ color: String, transform: String = "none", lines: Int = 0) -> JSONValue {
             ["font": .string(font), "color": .string(color), "transform": .string(transform), "numberOfLines": .int(lines), "alignment": "natural"]
         }
@@ -85,24 +91,39 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
     }
 
     /// The configuration updated for a state (`updated(for:)`): a disabled cell's text takes the
-    /// secondary text color; a selected sidebar cell's text and image take the accent color.
+    /// secondary text color; a selected sidebar cell's text takes the accent color. Works on partial
+    /// content (properties that differ from the defaults): a changed property is added when missing.
     public func updated(_ content: [String: JSONValue], for state: CellState) -> [String: JSONValue] {
         var content = content
+        func setColor(_ key: String, _ color: JSONValue) {
+            var properties: [String: JSONValue] = [:]
+            if case .object(let existing)? = content[key] { properties = existing }
+            properties["color"] = color
+            content[key] = .object(properties)
+        }
         if state.disabled {
-            for key in ["textProperties", "secondaryTextProperties"] {
-                if case .object(var properties)? = content[key] {
-                    properties["color"] = key == "textProperties" ? "secondaryLabel" : "tertiaryLabel"
-                    content[key] = .object(properties)
-                }
-            }
+            setColor("textProperties", "secondaryLabel")
+            setColor("secondaryTextProperties", "tertiaryLabel")
         }
         if state.selected && (self == .sidebarCell || self == .sidebarSubtitleCell) {
-            if case .object(var properties)? = content["textProperties"] {
-                properties["color"] = "accent"
-                content["textProperties"] = .object(properties)
-            }
+            setColor("textProperties", "accent")
         }
         return content
+    }
+
+    /// `defaults` overlaid with `content`, object-valued properties merged one level deep: what a view
+    /// renders from a cell's (partial) content.
+    public func resolved(_ content: [String: JSONValue]) -> [String: JSONValue] {
+        var result = defaults
+        for (key, value) in content {
+            if case .object(let overrides) = value, case .object(var base)? = result[key] {
+                for (member, override) in overrides { base[member] = override }
+                result[key] = .object(base)
+            } else {
+                result[key] = value
+            }
+        }
+        return result
     }
 }
 

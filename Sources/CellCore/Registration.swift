@@ -126,8 +126,8 @@ public struct Registration: Sendable {
         return compiled
     }
 
-    /// Configures a cell for an item: the content (style defaults, then the rendered properties, then
-    /// the style's reaction to the state), the background and the accessories shown in this state.
+    /// Configures a cell for an item: the content (the rendered properties and the style's reaction to
+    /// the state, over the style's defaults), the background and the accessories shown in this state.
     ///
     /// - Throws: `CellError` (`invalid-registration`) when a templated type renders to an unknown style.
     public func configure(_ context: TemplateContext) throws(CellError) -> ConfiguredCell {
@@ -135,7 +135,8 @@ public struct Registration: Sendable {
         guard let style = ListContentStyle(rawValue: typeName) else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
         }
-        var configured = Self.merge(style.defaults, rendered: content, context)
+        // Only what differs from the style's defaults: the registration's properties and the state's changes.
+        var configured = Self.merge([:], rendered: content, context)
         configured = style.updated(configured, for: context.state)
         configured["type"] = .string(style.rawValue)
 
@@ -184,8 +185,15 @@ public struct Registration: Sendable {
 public struct ConfiguredCell: Hashable, Sendable {
     /// The content configuration type used.
     public var type: String
+    /// `type` and the properties that differ from the style's defaults (`resolvedContent` adds those).
     public var content: JSONValue
     /// `null` when the registration has no background configuration.
     public var background: JSONValue
     public var accessories: JSONValue
+
+    /// The content with the style's defaults filled in: every property a view needs.
+    public var resolvedContent: JSONValue {
+        guard let style = ListContentStyle(rawValue: type), case .object(let members) = content else { return content }
+        return .object(style.resolved(members))
+    }
 }

@@ -10,9 +10,35 @@ import Mustache
 /// (no HTML escaping).
 public indirect enum ValueTemplate: Sendable {
     case literal(JSONValue)
+    /// Text with plain `{{path}}` variables only, rendered natively (no reflection).
+    case simple([SimplePart])
     case text(MustacheTemplate)
     case array([ValueTemplate])
     case object([String: ValueTemplate])
+
+    /// A piece of a simple template.
+    public enum SimplePart: Sendable {
+        case text(String)
+        case variable([String])
+    }
+
+    /// The parts of `text` when it is only literal text and `{{name}}` / `{{a.b}}` variables; else `nil`.
+    static func simpleParts(_ text: String) -> [SimplePart]? {
+        var parts: [SimplePart] = []
+        var rest = Substring(text)
+        while let open = rest.range(of: "{{") {
+            if open.lowerBound > rest.startIndex { parts.append(.text(String(rest[..<open.lowerBound]))) }
+            guard let close = rest[open.upperBound...].range(of: "}}") else { return nil }
+            let name = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
+            guard !name.isEmpty, name != ".", name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "-" }),
+                !name.hasPrefix("."), !name.hasSuffix(".")
+            else { return nil }
+            parts.append(.variable(name.split(separator: ".").map(String.init)))
+            rest = rest[close.upperBound...]
+        }
+        if !rest.isEmpty { parts.append(.text(String(rest))) }
+        return parts
+    }
 
     /// Compiles the strings of `value` that contain `{{` as templates.
     ///
@@ -20,6 +46,10 @@ public indirect enum ValueTemplate: Sendable {
     public init(_ value: JSONValue, path: String) throws(CellError) {
         switch value {
         case .string(let text) where text.contains("{{"):
+            if let parts = Self.simpleParts(text) {
+                self = .simple(parts)
+                return
+            }
             do {
                 self = .text(try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + text))
             } catch {
@@ -42,6 +72,15 @@ public indirect enum ValueTemplate: Sendable {
     public func render(_ context: TemplateContext) -> JSONValue {
         switch self {
         case .literal(let value): return value
+        case .simple(let parts):
+            var output = ""
+            for part in parts {
+                switch part {
+                case .text(let text): output += text
+                case .variable(let path): context.lookup(path).map { output += $0.templateText }
+                }
+            }
+            return .string(output)
         case .text(let template): return .string(template.render(context))
         case .array(let elements): return .array(elements.map { $0.render(context) })
         case .object(let members): return .object(members.mapValues { $0.render(context) })
@@ -63,6 +102,34 @@ public struct TemplateContext: MustacheParent {
         self.section = section
         self.indexPath = indexPath
         self.state = state
+    }
+
+    /// The value at a variable's path, as Mustache would find it (`nil` when absent).
+    func lookup(_ path: [String]) -> JSONValue? {
+        guard let first = path.first else { return nil }
+        var value: JSONValue
+        switch first {
+        case "state": value = state.json
+        case "item", "id": value = .string(item)
+        case "section": value = .string(section)
+        case "index": value = .int(indexPath.item)
+        default:
+            guard let member = data[first] else { return nil }
+            value = member
+        }
+        for component in path.dropFirst() {
+            switch value {
+            case .object(let members):
+                guard let next = members[component] else { return nil }
+                value = next
+            case .array(let elements):
+                guard let index = Int(component), elements.indices.contains(index) else { return nil }
+                value = elements[index]
+            default:
+                return nil
+            }
+        }
+        return value
     }
 
     public func child(named name: String) -> Any? {
@@ -101,5 +168,29 @@ struct MustacheJSON: MustacheParent, MustacheCustomRepresentation {
         case .array(let elements): return elements.map(MustacheJSON.init)
         case .object: return self
         }
+    }
+}
+
+extension JSONValue {
+    /// How a variable renders: strings as they are, numbers and booleans as text, `null` as nothing,
+    /// arrays and objects as compact JSON.
+    var templateText: String {
+        switch self {
+        case .null: return ""
+        case .bool(let flag): return flag ? "true" : "false"
+        case .int(let number): return String(number)
+        case .double(let number): return String(number)
+        case .string(let text): return text
+        case .array, .object: return description
+        }
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> Substring {
+        var result = self
+        while result.first == " " { result = result.dropFirst() }
+        while result.last == " " { result = result.dropLast() }
+        return result
     }
 }

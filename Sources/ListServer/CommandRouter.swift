@@ -66,7 +66,7 @@ struct CommandRouter: Sendable {
 
     init() {
         let all = Self.housekeepingCommands + Self.dataSourceCommands + Self.mutationCommands + Self.queryCommands
-            + Self.viewCommands
+            + Self.viewCommands + Self.cellCommands
         var numbered = all
         for index in numbered.indices { numbered[index].index = index }
         commands = Dictionary(uniqueKeysWithValues: numbered.map { ($0.name, $0) })

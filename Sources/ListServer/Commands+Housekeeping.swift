@@ -8,6 +8,7 @@ import ListWire
 /// Events a connection may receive, for `describe`.
 let eventCatalog: [(name: String, summary: String)] = [
     ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
+    ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
     ("dropped", "To attached views when their data source is dropped; the view is detached: {dataSource, view}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
@@ -39,7 +40,7 @@ extension CommandRouter {
                         writer.key("server")
                         writer.string(serverVersion)
                         writer.key("features")
-                        writer.value(["snapshots", "sectionSnapshots", "batch", "views"])
+                        writer.value(["snapshots", "sectionSnapshots", "batch", "views", "cells"])
                         writer.key("limits")
                         writeLimits(configuration, to: &writer)
                     }
@@ -145,6 +146,8 @@ extension CommandRouter {
             "maxBatchOperations": .int(configuration.maximumBatchOperations),
             "maxIdentifierBytes": .int(configuration.maximumIdentifierBytes),
             "maxConnections": .int(configuration.maximumConnections),
+            "maxRegistrations": .int(configuration.maximumRegistrations),
+            "maxPooledCells": .int(configuration.maximumPooledCells),
         ])
     }
 }

@@ -307,9 +307,9 @@ extension CommandRouter {
                     writer.endArray()
                 }
             }, broadcast: event.map { (dataSource, $0) },
-            afterReply: result.retired.map { retired in
-                [{ context.connection.releaseLater(retired) }]
-            } ?? [])
+            afterReply: [
+                { updateDisplayedCells(of: dataSource, after: result.changes, reloadData: result.reloadData, state: state) }
+            ] + (result.retired.map { retired in [{ context.connection.releaseLater(retired) }] } ?? []))
     }
 
     static func checkCanCreate(_ name: String, _ state: ServerState) throws(WireError) {

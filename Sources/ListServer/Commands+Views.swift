@@ -25,7 +25,7 @@ extension CommandRouter {
                     if dataSource.views[view] != nil {
                         throw WireError(.invalidArgument, "Data source \"\(name)\" already has a view named \"\(view)\".")
                     }
-                    let attachment = ViewAttachment(name: view, dataSource: name, connection: connection)
+                    let attachment = ViewSession(name: view, dataSource: name, connection: connection, poolLimit: context.state.configuration.maximumPooledCells)
                     dataSource.attach(attachment)
                     connection.views.append(attachment)
                     let snapshot = dataSource.snapshot

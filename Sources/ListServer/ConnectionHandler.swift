@@ -15,7 +15,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     let router: CommandRouter
     private(set) var id = 0
     /// Views attached on this connection.
-    var views: [ViewAttachment] = []
+    var views: [ViewSession] = []
     /// What the client said it is in `hello`.
     var clientName: String?
     var peer: PeerCredentials?

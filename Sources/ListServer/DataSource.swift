@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 import ListWire
 import NIOCore
@@ -12,8 +13,11 @@ final class DataSource {
     /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
     /// section's items are still its visible items; any other change to the section drops it.
     var outlines: [String: SectionSnapshot] = [:]
+    /// The cell provider rules (`setCellProvider`) and the supplementary providers by element kind.
+    var cellProvider: CellProvider?
+    var supplementaryProviders: [String: CellProvider] = [:]
     /// Attached views, by view name, in attach order.
-    private(set) var views: [String: ViewAttachment] = [:]
+    private(set) var views: [String: ViewSession] = [:]
     private(set) var viewOrder: [String] = []
 
     init(name: String) {
@@ -43,7 +47,7 @@ final class DataSource {
         return (version, buffer)
     }
 
-    func attach(_ attachment: ViewAttachment) {
+    func attach(_ attachment: ViewSession) {
         views[attachment.name] = attachment
         viewOrder.append(attachment.name)
     }
@@ -53,7 +57,7 @@ final class DataSource {
         viewOrder.removeAll { $0 == name }
     }
 
-    var attachedViews: [ViewAttachment] { viewOrder.compactMap { views[$0] } }
+    var attachedViews: [ViewSession] { viewOrder.compactMap { views[$0] } }
 
     /// Drops outlines whose section no longer shows exactly their visible items.
     private func reconcileOutlines() {
@@ -65,9 +69,18 @@ final class DataSource {
     }
 }
 
-/// A view attached to a data source, living on one connection.
-struct ViewAttachment {
+/// A view attached to a data source, living on one connection: its name and its cells (the displayed
+/// ones and the reuse pools). Shared by the data source and the connection; confined to the event loop.
+final class ViewSession {
     let name: String
     let dataSource: String
     unowned let connection: ConnectionHandler
+    var cells: ViewCells
+
+    init(name: String, dataSource: String, connection: ConnectionHandler, poolLimit: Int) {
+        self.name = name
+        self.dataSource = dataSource
+        self.connection = connection
+        self.cells = ViewCells(poolLimit: poolLimit)
+    }
 }

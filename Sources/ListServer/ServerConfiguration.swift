@@ -18,6 +18,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumBatchOperations: Int = 100_000
     public var maximumIdentifierBytes: Int = 4_096
     public var maximumConnections: Int = 4_096
+    /// The most registrations listd holds (a client creating one per dequeue hits this, as UIKit's
+    /// "registrations must be created up front" exception would).
+    public var maximumRegistrations: Int = 1_000
+    /// The most free cells kept per (view, registration) pool; beyond it, cells leaving the screen are released.
+    public var maximumPooledCells: Int = 256
     /// Preload the demo data sources built from the seeds' data.
     public var demo: Bool = false
 

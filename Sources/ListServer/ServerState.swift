@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 import ListWire
 import Logging
@@ -11,6 +12,9 @@ final class ServerState {
     let logger: Logger
     let startedAt = ContinuousClock.now
     var dataSources: [String: DataSource] = [:]
+    /// Cell registrations, by name, and their creation order.
+    var registrations: [String: Registration] = [:]
+    var registrationOrder: [String] = []
     var connections: [Int: ConnectionHandler] = [:]
     private var nextConnectionID = 1
     var isShuttingDown = false
@@ -55,6 +59,23 @@ final class ServerState {
         for attachment in connection.views { dataSources[attachment.dataSource]?.detach(view: attachment.name) }
     }
 
+    /// One registration's cell counters summed over every view.
+    func cellTotals(registration: String) -> CellTotals {
+        var totals = CellTotals()
+        for dataSource in dataSources.values {
+            for view in dataSource.attachedViews {
+                let counters = view.cells.counters[registration] ?? ViewCells.Counters()
+                totals.counters.created += counters.created
+                totals.counters.reused += counters.reused
+                totals.counters.released += counters.released
+                totals.counters.contentConfigurationsReplaced += counters.contentConfigurationsReplaced
+                totals.displayed += view.cells.displayedCount(registration)
+                totals.pooled += view.cells.pooledCount(registration)
+            }
+        }
+        return totals
+    }
+
     var totalItems: Int { dataSources.values.reduce(0) { $0 + $1.snapshot.numberOfItems } }
 
     var viewCount: Int { dataSources.values.reduce(0) { $0 + $1.views.count } }
@@ -73,4 +94,11 @@ final class ServerState {
             eventsSent += 1
         }
     }
+}
+
+/// Cell counters of one registration (summed over views), with what is displayed and pooled now.
+struct CellTotals {
+    var counters = ViewCells.Counters()
+    var displayed = 0
+    var pooled = 0
 }

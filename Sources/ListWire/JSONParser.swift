@@ -198,6 +198,13 @@ public struct JSONParser {
     }
 
     private func makeString(_ buffer: UnsafeRawBufferPointer, offset: Int) throws(JSONParseError) -> String {
+        // ASCII needs no validation (most identifiers and keys).
+        var ascii = true
+        for byte in buffer where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii { return String(decoding: buffer, as: UTF8.self) }
         guard let text = String(validating: buffer.bindMemory(to: UInt8.self), as: UTF8.self) else {
             throw JSONParseError(offset: offset, reason: "invalid UTF-8 in a string")
         }

@@ -19,6 +19,11 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case versionConflict = "version-conflict"
     case limitExceeded = "limit-exceeded"
     case notAttached = "not-attached"
+    case invalidRegistration = "invalid-registration"
+    case registrationExists = "registration-exists"
+    case registrationNotFound = "registration-not-found"
+    case noRegistration = "no-registration"
+    case cellNotFound = "cell-not-found"
     case shuttingDown = "shutting-down"
     case `internal` = "internal"
 
@@ -42,6 +47,11 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .versionConflict: return "ifVersion does not match the data source's current version."
         case .limitExceeded: return "A configured limit (data sources, items, batch size, identifier length, …) would be exceeded."
         case .notAttached: return "The command needs a view attached on this connection."
+        case .invalidRegistration: return "A registration definition is malformed: unknown type or property, or a template that does not parse."
+        case .registrationExists: return "A registration of that name exists with another definition; unregister it first."
+        case .registrationNotFound: return "No registration has that name."
+        case .noRegistration: return "No cell provider rule maps the item (or the supplementary view) to a registration."
+        case .cellNotFound: return "No displayed cell of the view has that identifier (or shows that item)."
         case .shuttingDown: return "The server is stopping and accepts no new work."
         case .internal: return "A bug in listd; the server logged it. The request changed nothing."
         }

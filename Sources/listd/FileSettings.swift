@@ -14,7 +14,7 @@ struct FileSettings {
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
-        "maxIdentifierBytes", "maxConnections",
+        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -50,6 +50,8 @@ struct FileSettings {
         if let value = values["maxBatchOperations"] { configuration.maximumBatchOperations = value }
         if let value = values["maxIdentifierBytes"] { configuration.maximumIdentifierBytes = value }
         if let value = values["maxConnections"] { configuration.maximumConnections = value }
+        if let value = values["maxRegistrations"] { configuration.maximumRegistrations = value }
+        if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
     }
 }
 

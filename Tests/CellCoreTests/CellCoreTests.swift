@@ -69,9 +69,11 @@ struct RegistrationTests {
         #expect(cell.type == "subtitleCell")
         #expect(cell.content["type"] == "subtitleCell")
         #expect(cell.content["text"] == "감기에 걸렸을때 어느 병원으로 가야할까요?")
-        #expect(cell.content["secondaryTextProperties"]?["numberOfLines"] == 2)
-        #expect(cell.content["secondaryTextProperties"]?["font"] == "subheadline", "the style's defaults stay")
-        #expect(cell.content["secondaryTextPlacement"] == "below")
+        #expect(cell.content["secondaryTextProperties"] == ["numberOfLines": 2], "content carries what differs from the defaults")
+        #expect(cell.content["secondaryTextPlacement"] == nil)
+        #expect(cell.resolvedContent["secondaryTextProperties"]?["numberOfLines"] == 2)
+        #expect(cell.resolvedContent["secondaryTextProperties"]?["font"] == "subheadline", "the style's defaults stay")
+        #expect(cell.resolvedContent["secondaryTextPlacement"] == "below")
         #expect(cell.background["cornerRadius"] == 12 && cell.background["type"] == "listGroupedCell")
         #expect(cell.accessories.arrayValue.compactMap { $0["type"]?.stringValue } == ["disclosureIndicator", "label"], "delete shows only while editing")
         #expect(cell.accessories.arrayValue.last?["text"] == "22")
@@ -83,6 +85,7 @@ struct RegistrationTests {
         let edited = try registration.configure(context(consult, state: editing))
         #expect(edited.accessories.arrayValue.compactMap { $0["type"]?.stringValue } == ["disclosureIndicator", "delete", "label"])
         #expect(edited.content["textProperties"]?["color"] == "secondaryLabel", "disabled dims the text")
+        #expect(edited.resolvedContent["textProperties"]?["font"] == "body")
         #expect(edited.background["backgroundColor"] == "systemGray4", "selected takes the selection color")
     }
 
@@ -95,7 +98,7 @@ struct RegistrationTests {
                     : ["contentConfiguration": ["type": .string(style.rawValue), "text": "{{title}}"]])
             let cell = try registration.configure(context(consult))
             #expect(cell.content["type"] == .string(style.rawValue))
-            #expect(cell.content["textProperties"]?["font"] != nil)
+            #expect(cell.resolvedContent["textProperties"]?["font"] != nil)
         }
         #expect(ListContentStyle.groupedHeader.defaults["textProperties"]?["transform"] == "uppercase")
         #expect(ListContentStyle.valueCell.defaults["secondaryTextPlacement"] == "trailing")

@@ -1,0 +1,229 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+@Suite("Registrations, reuse pools and dequeue against listd", .serialized)
+struct CellTests {
+    static let titleCell: JSONValue = [
+        "cmd": "register", "registration": "title",
+        "contentConfiguration": ["type": "cell", "text": "{{#state.selected}}✓ {{/state.selected}}{{title}}"],
+        "background": ["type": "listGroupedCell", "cornerRadius": 10],
+    ]
+    static let detailCell: JSONValue = [
+        "cmd": "register", "registration": "detail",
+        "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}", "secondaryText": "#{{n}}"],
+        "accessories": [["type": "disclosureIndicator"]],
+    ]
+
+    /// A data source of `count` items "i0"… with payload {title, n}, two registrations (every third item
+    /// is a "detail" cell), and a view attached on the returned connection.
+    func setUp(_ daemon: Daemon, count: Int, view: String = "main") throws -> LineConnection {
+        let connection = try daemon.connect()
+        #expect(try connection.request(Self.titleCell).result()["created"] == true)
+        #expect(try connection.request(Self.detailCell)["ok"] == true)
+        let items: [JSONValue] = (0..<count).map { ["id": .string("i\($0)"), "data": ["title": .string("Item \($0)"), "n": .int($0), "kind": .string($0 % 3 == 0 ? "detail" : "plain")]] }
+        #expect(try connection.request(["cmd": "apply", "dataSource": "list", "snapshot": ["sections": [["id": "S", "items": .array(items)]]]])["ok"] == true)
+        #expect(try connection.request([
+            "cmd": "setCellProvider", "dataSource": "list",
+            "rules": [["match": ["field": "kind", "equals": "detail"], "registration": "detail"]], "default": "title",
+        ])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "list", "view": .string(view)])["ok"] == true)
+        return connection
+    }
+
+    @Test func registrationsAreCreatedOnceUpFront() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        #expect(try connection.request(Self.titleCell).result()["created"] == true)
+        #expect(try connection.request(Self.titleCell).result()["created"] == false, "the same definition again is fine")
+        var changed = Self.titleCell
+        if case .object(var members) = changed {
+            members["contentConfiguration"] = ["type": "valueCell", "text": "{{title}}"]
+            changed = .object(members)
+        }
+        #expect(try connection.request(changed).errorCode == "registration-exists")
+        #expect(try connection.request(["cmd": "register", "registration": "bad", "contentConfiguration": ["type": "cell", "text": "{{#open}}"]]).errorCode == "invalid-registration")
+        #expect(try connection.request(["cmd": "register", "registration": "odd", "contentConfiguration": ["type": "hologram"]]).errorCode == "invalid-registration")
+        let list = try connection.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue
+        #expect(list.map { $0["registration"] } == ["title"])
+        #expect(list.first?["type"] == "cell")
+        #expect(try connection.request(["cmd": "unregister", "registration": "title"])["ok"] == true)
+        #expect(try connection.request(["cmd": "unregister", "registration": "title"]).errorCode == "registration-not-found")
+        #expect(try connection.request(["cmd": "createDataSource", "dataSource": "d"])["ok"] == true)
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "d", "rules": [], "default": "title"]).errorCode == "registration-not-found")
+    }
+
+    @Test func dequeueErrors() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon, count: 10)
+        #expect(try connection.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 10]]]).errorCode == "index-out-of-range")
+        #expect(try connection.request(["cmd": "dequeue", "view": "other", "indexPaths": [[0, 0]]]).errorCode == "not-attached")
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "list", "rules": [["section": "T", "registration": "title"]]])["ok"] == true)
+        let unmapped = try connection.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 0]]])
+        #expect(unmapped.errorCode == "no-registration")
+        #expect(unmapped["error"]?["message"]?.stringValue?.contains("\"i0\"") == true, "the error names the item")
+        #expect(try connection.request(["cmd": "endDisplaying", "view": "main", "cells": ["c99"]]).errorCode == "cell-not-found")
+        #expect(try connection.request(["cmd": "dequeueSupplementary", "view": "main", "elementKind": "header", "indexPath": [0, 0]]).errorCode == "no-registration")
+    }
+
+    /// A 40-row window scrolled over 100,000 items and back: cells are created only for the window plus
+    /// a few, and every cell shows its item.
+    @Test func scrollingAHundredThousandItemsReusesCells() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon, count: 100_000)
+        let rows = 40
+        let step = 20
+        var window: [Int: String] = [:]  // row → cell
+        /// Ends displaying the rows `leaving` and dequeues the rows `entering`, in one write (as a view
+        /// scrolling does), then checks every new cell.
+        func scroll(leaving: Range<Int>, entering: Range<Int>) throws {
+            var lines: [UInt8] = []
+            if !leaving.isEmpty {
+                let cells = leaving.compactMap { window.removeValue(forKey: $0) }
+                lines += JSONValue.object(["cmd": "endDisplaying", "view": "main", "cells": .array(cells.map { .string($0) })]).jsonBytes + [0x0A]
+            }
+            lines += JSONValue.object(["cmd": "dequeue", "view": "main", "indexPaths": .array(entering.map { [0, .int($0)] })]).jsonBytes + [0x0A]
+            try connection.send(bytes: lines)
+            if !leaving.isEmpty { #expect(try connection.readJSON()?["ok"] == true) }
+            let reply = try #require(try connection.readJSON()).result()
+            for cell in reply["cells"]!.arrayValue {
+                let row = cell["indexPath"]!.arrayValue[1].intValue!
+                // The content matches the item, never a previous one the cell showed.
+                if cell["item"] != .string("i\(row)") || cell["registration"] != .string(row % 3 == 0 ? "detail" : "title")
+                    || cell["content"]?["text"] != .string("Item \(row)")
+                {
+                    mismatches.append(cell)
+                }
+                checked += 1
+                window[row] = cell["cell"]!.stringValue!
+            }
+        }
+        var mismatches: [JSONValue] = []
+        var checked = 0
+        try scroll(leaving: 0..<0, entering: 0..<rows)
+        var first = 0
+        while first + rows + step <= 100_000 {
+            try scroll(leaving: first..<first + step, entering: first + rows..<first + rows + step)
+            first += step
+        }
+        while first >= step {
+            try scroll(leaving: first + rows - step..<first + rows, entering: first - step..<first)
+            first -= step
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
+        #expect(checked == 2 * (100_000 - rows) + rows)
+        let registrations = try connection.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue
+        let created = registrations.compactMap { $0["created"]?.intValue }.reduce(0, +)
+        let reused = registrations.compactMap { $0["reused"]?.intValue }.reduce(0, +)
+        #expect(created <= rows + step + registrations.count + 2, "created \(created) cells")
+        #expect(reused > 190_000)
+        #expect(registrations.compactMap { $0["displayed"]?.intValue }.reduce(0, +) == rows)
+    }
+
+    @Test func twoViewsHaveSeparatePools() throws {
+        let daemon = try Daemon()
+        let first = try setUp(daemon, count: 20, view: "a")
+        let second = try daemon.connect()
+        #expect(try second.request(["cmd": "attach", "dataSource": "list", "view": "b"])["ok"] == true)
+        let a = try first.request(["cmd": "dequeue", "view": "a", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(try first.request(["cmd": "endDisplaying", "view": "a", "cells": [a["cell"]!]])["ok"] == true)
+        let b = try second.request(["cmd": "dequeue", "view": "b", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(b["reused"] == false, "view b does not take view a's pooled cell")
+        let again = try first.request(["cmd": "dequeue", "view": "a", "indexPaths": [[0, 2]]]).result()["cells"]!.arrayValue[0]
+        #expect(again["reused"] == true && again["cell"] == a["cell"])
+        #expect(try second.request(["cmd": "dequeue", "view": "a", "indexPaths": [[0, 2]]]).errorCode == "not-attached", "a view belongs to its connection")
+    }
+
+    @Test func reconfigureKeepsTheCellReloadReplacesIt() throws {
+        let daemon = try Daemon()
+        let view = try setUp(daemon, count: 5)
+        let writer = try daemon.connect()
+        let cell = try view.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        let id = cell["cell"]!
+
+        // A payload change: the same cell, configured anew, pushed after the changes event.
+        #expect(try writer.request(["cmd": "updateItems", "dataSource": "list", "items": [["id": "i1", "data": ["title": "Renamed", "n": 1, "kind": "plain"]]]])["ok"] == true)
+        #expect(try view.readJSON()?["event"] == "changes")
+        let updated = try #require(try view.readJSON())
+        #expect(updated["event"] == "cellUpdated")
+        #expect(updated["cell"]?["cell"] == id)
+        #expect(updated["cell"]?["content"]?["text"] == "Renamed")
+
+        // An explicit reconfigure: the same again.
+        #expect(try writer.request(["cmd": "reconfigureItems", "dataSource": "list", "items": ["i1"]])["ok"] == true)
+        #expect(try view.readJSON()?["event"] == "changes")
+        #expect(try view.readJSON()?["cell"]?["cell"] == id)
+
+        // A reload: the cell goes back to the pool; the view dequeues the index path again.
+        #expect(try writer.request(["cmd": "reloadItems", "dataSource": "list", "items": ["i1"]])["ok"] == true)
+        let reload = try #require(try view.readJSON())
+        #expect(reload["changes"]?["stages"]?.arrayValue.first?["itemReloads"] == [[0, 1]])
+        let stats = try view.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue.first { $0["registration"] == "title" }
+        #expect(stats?["displayed"] == 0 && stats?["pooled"] == 1)
+        let fresh = try view.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(fresh["reused"] == true, "dequeued again, from the pool")
+
+        // A deleted item's cell leaves the screen too.
+        #expect(try writer.request(["cmd": "deleteItems", "dataSource": "list", "items": ["i1"]])["ok"] == true)
+        _ = try view.readJSON()
+        let after = try view.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue.first { $0["registration"] == "title" }
+        #expect(after?["displayed"] == 0)
+    }
+
+    @Test func stateChangesReconfigureTheCell() throws {
+        let daemon = try Daemon()
+        let view = try setUp(daemon, count: 5)
+        let cell = try view.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 2]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["background"]?["backgroundColor"] == "secondarySystemGroupedBackground")
+        #expect(cell["state"] == [:], "a cell in its default state")
+        let reply = try view.request(["cmd": "setState", "view": "main", "item": "i2", "state": ["selected": true, "isFavorite": true]]).result()
+        #expect(reply["cell"]?["cell"] == cell["cell"])
+        #expect(reply["cell"]?["content"]?["text"] == "✓ Item 2", "templates read the state")
+        #expect(reply["cell"]?["background"]?["backgroundColor"] == "systemGray4", "the background reacts to selection")
+        #expect(reply["cell"]?["state"]?["isFavorite"] == true)
+        let event = try #require(try view.readJSON())
+        #expect(event["event"] == "cellUpdated" && event["cell"]?["content"]?["text"] == "✓ Item 2")
+        #expect(try view.request(["cmd": "setState", "view": "main", "item": "i2", "state": ["selected": "yes"]]).errorCode == "invalid-argument")
+        #expect(try view.request(["cmd": "setState", "view": "main", "item": "i4", "state": ["selected": true]]).errorCode == "cell-not-found")
+    }
+
+    @Test func aReusedCellGettingAnotherConfigurationTypeIsWarned() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        #expect(try connection.request([
+            "cmd": "register", "registration": "mixed",
+            "contentConfiguration": ["type": "{{#premium}}valueCell{{/premium}}{{^premium}}cell{{/premium}}", "text": "{{id}}"],
+        ])["ok"] == true)
+        #expect(try connection.request(["cmd": "apply", "dataSource": "d", "snapshot": ["sections": [["id": "S", "items": [["id": "p", "data": ["premium": true]], "q"]]]]])["ok"] == true)
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "d", "rules": [], "default": "mixed"])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "d", "view": "v"])["ok"] == true)
+        let first = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(first["warnings"] == nil)
+        #expect(try connection.request(["cmd": "endDisplaying", "view": "v", "cells": [first["cell"]!]])["ok"] == true)
+        let second = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(second["cell"] == first["cell"])
+        #expect(second["warnings"]?.arrayValue.first?["code"] == "content-configuration-replaced")
+        let stats = try connection.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue[0]
+        #expect(stats["contentConfigurationsReplaced"] == 1)
+    }
+
+    @Test func supplementaryViews() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let connection = try daemon.connect()
+        #expect(try connection.request([
+            "cmd": "register", "registration": "header", "kind": "supplementary", "elementKind": "header",
+            "contentConfiguration": ["type": "groupedHeader", "text": "{{title}}"],
+        ])["ok"] == true)
+        #expect(try connection.request(["cmd": "setSupplementaryProvider", "dataSource": "home", "elementKind": "header", "rules": [], "default": "header"])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "home", "view": "v"])["ok"] == true)
+        let header = try connection.request(["cmd": "dequeueSupplementary", "view": "v", "elementKind": "header", "indexPath": [1, 0]]).result()["cell"]!
+        #expect(header["section"] == "company" && header["content"]?["text"] == "병원")
+        #expect(header["content"]?["textProperties"] == nil, "content lists only what differs from the style")
+        let styles = try connection.request(["cmd": "styles"]).result()
+        #expect(styles["content"]?["groupedHeader"]?["textProperties"]?["transform"] == "uppercase")
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "home", "rules": [], "default": "header"]).errorCode == "invalid-argument",
+                "a supplementary registration cannot serve cells")
+    }
+}
