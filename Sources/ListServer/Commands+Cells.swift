@@ -297,7 +297,8 @@ extension CommandRouter {
                             view: view, key: entry.item.id, registration: entry.registration,
                             context: { state in
                                 TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
-                            }, position: .item(entry.path, entry.item.id)))
+                            }, position: .item(entry.path, entry.item.id),
+                            expanded: dataSource.outlines[entry.section].flatMap { try? $0.isExpanded(entry.item.id) }))
                 }
                 let version = dataSource.version
                 return Execution { writer in
@@ -357,10 +358,15 @@ extension CommandRouter {
     /// Takes a cell for `key` (displayed, pooled or new) and configures it.
     static func configureCell(
         view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
-        position: CellReply.Position
+        position: CellReply.Position, expanded: Bool? = nil
     ) -> CellReply {
         let (id, reused, _) = view.cells.obtain(registration: registration.name, for: key)
-        let state = view.cells.cells[id]!.state
+        var state = view.cells.cells[id]!.state
+        // An outline item's expansion is the outline's, not the cell's.
+        if let expanded, state.expanded != expanded {
+            state.expanded = expanded
+            view.cells.setState(state, of: id)
+        }
         var reply = CellReply(id: id, position: position, registration: registration.name, reused: reused, state: state)
         do throws(CellError) {
             let configured = try registration.configure(makeContext(state))
@@ -482,7 +488,7 @@ extension CommandRouter {
         return configureCell(
             view: view, key: key, registration: registration,
             context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
-            position: .item(path, key))
+            position: .item(path, key), expanded: dataSource.outlines[section].flatMap { try? $0.isExpanded(key) })
     }
 
     static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {

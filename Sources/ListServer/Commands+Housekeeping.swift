@@ -96,8 +96,8 @@ extension CommandRouter {
             },
             Command(
                 name: "stats",
-                summary: "Counters: connections, views, data sources with their versions and sizes, memory, commands, errors.",
-                arguments: [], result: "{uptimeSeconds, connections, views, dataSources, items, memory, commands, errors, events, limits}"
+                summary: "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors.",
+                arguments: [], result: "{uptimeSeconds, connections, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, limits}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -121,6 +121,35 @@ extension CommandRouter {
                             ])
                         }
                         writer.endArray()
+                        writer.key("cells")
+                        writer.beginObject()
+                        writer.key("registrations")
+                        writer.beginArray()
+                        for name in state.registrationOrder {
+                            writer.beginObject()
+                            writer.key("registration")
+                            writer.string(name)
+                            writeTotals(state.cellTotals(registration: name), to: &writer)
+                            writer.endObject()
+                        }
+                        writer.endArray()
+                        writer.key("views")
+                        writer.beginArray()
+                        for name in state.dataSources.keys.sorted() {
+                            for view in state.dataSources[name]!.attachedViews {
+                                let counters = view.cells.counters.values
+                                writer.value([
+                                    "view": .string(view.name), "dataSource": .string(name),
+                                    "displayed": .int(view.cells.displayedCount),
+                                    "pooled": .int(view.cells.pools.values.reduce(0) { $0 + $1.count }),
+                                    "created": .int(counters.reduce(0) { $0 + $1.created }),
+                                    "reused": .int(counters.reduce(0) { $0 + $1.reused }),
+                                    "released": .int(counters.reduce(0) { $0 + $1.released }),
+                                ])
+                            }
+                        }
+                        writer.endArray()
+                        writer.endObject()
                         writer.key("memory")
                         writer.value(["residentBytes": .int(residentBytes())])
                         writer.key("commands")

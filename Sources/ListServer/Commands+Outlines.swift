@@ -46,7 +46,7 @@ extension CommandRouter {
             let section = try arguments.string("section")
             let items = try arguments.strings("items")
             return { context throws(WireError) in
-                try replaceOutline(context, name, ifVersion: ifVersion, section: section) { current throws(WireError) in
+                try replaceOutline(context, name, ifVersion: ifVersion, section: section, toggled: items) { current throws(WireError) in
                     guard var outline = current else {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
@@ -71,8 +71,9 @@ extension CommandRouter {
     }
 
     /// Replaces a section's outline with `transform(current)` and its items with the outline's visible items.
+    /// `toggled` are expanded or collapsed items: views reconfigure them (their disclosure changed).
     private static func replaceOutline(
-        _ context: CommandContext, _ name: String, ifVersion: Int?, section: String,
+        _ context: CommandContext, _ name: String, ifVersion: Int?, section: String, toggled: [String] = [],
         _ transform: (SectionSnapshot?) throws(WireError) -> SectionSnapshot
     ) throws(WireError) -> Execution {
         let exists = context.state.dataSources[name] != nil
@@ -83,8 +84,16 @@ extension CommandRouter {
                 throw WireError(.limitExceeded, "Data source \"\(name)\" would pass its limit of \(limit) items.")
             }
             do {
-                let outcome = try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
+                var outcome = try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
                 dataSource.outlines[section] = outline
+                var reconfigures = ChangeStage()
+                for item in Set(toggled) {
+                    if let path = dataSource.snapshot.indexPath(ofItem: item), let data = dataSource.snapshot.data(ofItem: item) {
+                        reconfigures.itemReconfigures.append(ItemChange(indexPath: path, item: Item(item, data: data)))
+                    }
+                }
+                reconfigures.itemReconfigures.sort { $0.indexPath < $1.indexPath }
+                if !reconfigures.isEmpty { outcome.changes.stages.append(reconfigures) }
                 return MutationResult(changes: outcome.changes, warnings: outcome.warnings)
             } catch let error as SnapshotError {
                 throw WireError(error)

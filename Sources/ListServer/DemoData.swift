@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 
 /// The demo data sources (`listd --demo`), built from the seeds' sample data: the Home screen's
@@ -5,6 +6,40 @@ import DiffableCore
 enum DemoData {
     static func dataSources() -> [DataSource] {
         [home(), emoji()]
+    }
+
+    /// The registrations the demo's cell providers use.
+    static func registrations() -> [Registration] {
+        let definitions: [(String, JSONValue)] = [
+            ("consultCell", [
+                "contentConfiguration": [
+                    "type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{lastAnswer.content}}",
+                    "secondaryTextProperties": ["numberOfLines": 2],
+                ],
+                "accessories": [["type": "label", "text": "{{readCnt}}"], ["type": "disclosureIndicator"]],
+            ]),
+            ("companyCard", [
+                "contentConfiguration": ["type": "subtitleCell", "text": "{{companyName}}", "secondaryText": "{{addrRoad}}", "image": "🏥"],
+                "background": ["type": "listGroupedCell", "cornerRadius": 12, "strokeColor": "separator", "strokeWidth": 1],
+            ]),
+            ("expertCell", [
+                "contentConfiguration": ["type": "valueCell", "text": "{{expertInfo.name}}", "secondaryText": "{{expertInfo.expertTypeName}}", "image": "👩‍⚕️"]
+            ]),
+            ("sectionHeader", [
+                "kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "groupedHeader", "text": "{{title}}"],
+            ]),
+            ("categoryCell", [
+                "contentConfiguration": ["type": "cell", "text": "{{title}}"],
+                "accessories": [["type": "outlineDisclosure"]],
+            ]),
+            ("emojiCell", [
+                "contentConfiguration": ["type": "valueCell", "text": "{{text}} {{title}}", "secondaryText": "{{category}}"],
+                "background": ["type": "listGroupedCell", "cornerRadius": 10],
+            ]),
+            ("emojiPlainCell", ["contentConfiguration": ["type": "cell", "text": "{{text}}"]]),
+            ("numberCell", ["contentConfiguration": ["type": "cell", "text": "{{value}}"]]),
+        ]
+        return definitions.map { try! Registration(name: $0.0, definition: $0.1) }
     }
 
     /// `home`: the seed's Home.json, as sections consult, company and expert.
@@ -33,6 +68,12 @@ enum DemoData {
             (Section("company", data: ["title": "병원"]), companies),
             (Section("expert", data: ["title": "전문가"]), experts),
         ])
+        dataSource.cellProvider = CellProvider(rules: [
+            .init(section: "consult", registration: "consultCell"),
+            .init(section: "company", registration: "companyCard"),
+            .init(section: "expert", registration: "expertCell"),
+        ])
+        dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
         return dataSource
     }
 
@@ -52,7 +93,7 @@ enum DemoData {
         let dataSource = DataSource(name: "emoji")
         var outline = SectionSnapshot()
         for category in categories {
-            try! outline.append([Item(category.id, data: ["title": .string(category.title)])])
+            try! outline.append([Item(category.id, data: ["title": .string(category.title), "kind": "category"])])
             try! outline.append(
                 category.emojis.map { Item("\(category.id)/\($0.0)", data: ["text": .string($0.0), "title": .string($0.1), "category": .string(category.title)]) },
                 to: category.id)
@@ -60,11 +101,19 @@ enum DemoData {
         let emojis = ["😀", "😙", "😝", "🧐", "😫", "😶‍🌫️", "🥶", "😰", "🤫", "🫡", "😑", "😬", "🫥", "😴", "🤢", "😈", "👿"]
         var snapshot = Snapshot()
         snapshot.apply(outline, to: "outline")
-        try! snapshot.appendSections([Section("emojis"), Section("numbers")])
+        try! snapshot.updateSections([Section("outline", data: ["title": "Emoji"])])
+        try! snapshot.appendSections([Section("emojis", data: ["title": "Emojis"]), Section("numbers", data: ["title": "Numbers"])])
         try! snapshot.appendItems(emojis.map { Item($0, data: ["text": .string($0)]) }, toSection: "emojis")
         try! snapshot.appendItems((0...100).map { Item("n\($0)", data: ["value": .int($0)]) }, toSection: "numbers")
         dataSource.snapshot = snapshot
         dataSource.outlines["outline"] = outline
+        dataSource.cellProvider = CellProvider(rules: [
+            .init(section: "outline", match: (field: "kind", equals: "category"), registration: "categoryCell"),
+            .init(section: "outline", registration: "emojiCell"),
+            .init(section: "emojis", registration: "emojiPlainCell"),
+            .init(section: "numbers", registration: "numberCell"),
+        ])
+        dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
         return dataSource
     }
 }

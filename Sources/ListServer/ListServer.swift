@@ -36,6 +36,10 @@ public final class ListServer: Sendable {
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
             if configuration.demo {
+                for registration in DemoData.registrations() {
+                    state.registrations[registration.name] = registration
+                    state.registrationOrder.append(registration.name)
+                }
                 for dataSource in DemoData.dataSources() { state.dataSources[dataSource.name] = dataSource }
             }
             return NIOLoopBound(state, eventLoop: loop)

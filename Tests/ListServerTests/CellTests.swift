@@ -134,6 +134,9 @@ struct CellTests {
         let again = try first.request(["cmd": "dequeue", "view": "a", "indexPaths": [[0, 2]]]).result()["cells"]!.arrayValue[0]
         #expect(again["reused"] == true && again["cell"] == a["cell"])
         #expect(try second.request(["cmd": "dequeue", "view": "a", "indexPaths": [[0, 2]]]).errorCode == "not-attached", "a view belongs to its connection")
+        let views = try first.request(["cmd": "stats"]).result()["cells"]!["views"]!.arrayValue
+        #expect(views.first { $0["view"] == "a" } == ["view": "a", "dataSource": "list", "displayed": 1, "pooled": 0, "created": 1, "reused": 1, "released": 0])
+        #expect(views.first { $0["view"] == "b" }?["created"] == 1)
     }
 
     @Test func reconfigureKeepsTheCellReloadReplacesIt() throws {
@@ -207,6 +210,22 @@ struct CellTests {
         #expect(second["warnings"]?.arrayValue.first?["code"] == "content-configuration-replaced")
         let stats = try connection.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue[0]
         #expect(stats["contentConfigurationsReplaced"] == 1)
+    }
+
+    @Test func demoOutlineParentsShowTheirExpansion() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let view = try daemon.connect()
+        #expect(try view.request(["cmd": "attach", "dataSource": "emoji", "view": "e"])["ok"] == true)
+        let parent = try view.request(["cmd": "dequeue", "view": "e", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(parent["registration"] == "categoryCell")
+        #expect(parent["accessories"]?.arrayValue.first?["expanded"] == false)
+        #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["smileys"]])["ok"] == true)
+        #expect(try view.readJSON()?["event"] == "changes")
+        let updated = try #require(try view.readJSON())
+        #expect(updated["event"] == "cellUpdated" && updated["cell"]?["cell"] == parent["cell"])
+        #expect(updated["cell"]?["accessories"]?.arrayValue.first?["expanded"] == true)
+        let child = try view.request(["cmd": "dequeue", "view": "e", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(child["registration"] == "emojiCell" && child["content"]?["text"] == "😀 Happy" && child["content"]?["secondaryText"] == "Smileys")
     }
 
     @Test func supplementaryViews() throws {
