@@ -67,7 +67,7 @@ let package = Package(
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore", "ListWire", "ListClient", "TestSupport"],
+            dependencies: ["DiffableCore", "CellCore", "ListWire", "ListClient", "TestSupport"],
             path: "Benchmarks/CoreBenchmarks"
         ),
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").

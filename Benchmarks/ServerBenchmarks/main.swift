@@ -38,7 +38,7 @@ func cpuSeconds(_ pid: pid_t) -> Double {
 func startListd(socket: String) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
-    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning"]
+    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning", "--max-line-bytes", "67108864"]
     var cArguments = arguments.map { strdup($0) } + [nil]
     let status = posix_spawn(&pid, arguments[0], nil, nil, &cArguments, environ)
     precondition(status == 0, "cannot start \(arguments[0])")
@@ -368,8 +368,69 @@ func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) 
         + "\(created) cells created for \(cellsDequeued) dequeued")
 }
 
+// MARK: Scrolling a million items
+
+/// A 50-row window scrolled over 1,000,000 items (two registrations), 10 rows at a time, down and back:
+/// how many cells are created, and the memory a displayed cell costs.
+func scrollBenchmark(socket: String, listdPID: pid_t) {
+    let connection = try! LineConnection(path: socket)
+    let count = 1_000_000
+    let rows = 50
+    let step = 10
+    _ = try! connection.request(["cmd": "register", "registration": "odd", "contentConfiguration": ["type": "cell", "text": "{{id}}"]])
+    _ = try! connection.request(["cmd": "register", "registration": "even", "contentConfiguration": ["type": "valueCell", "text": "{{id}}", "secondaryText": "{{p}}"]])
+    var writer = JSONWriter(capacity: count * 40)
+    writer.beginObject()
+    writer.key("cmd"); writer.string("apply")
+    writer.key("dataSource"); writer.string("million")
+    writer.key("snapshot"); writer.beginObject(); writer.key("sections"); writer.beginArray(); writer.beginObject()
+    writer.key("id"); writer.string("S"); writer.key("items"); writer.beginArray()
+    for index in 0..<count { writer.value(["id": .string("m\(index)"), "data": ["p": .int(index % 2)]]) }
+    writer.endArray(); writer.endObject(); writer.endArray(); writer.endObject(); writer.endObject()
+    try! connection.send(bytes: writer.bytes + [0x0A])
+    _ = try! connection.readLine(timeout: .seconds(120))
+    _ = try! connection.request([
+        "cmd": "setCellProvider", "dataSource": "million", "rules": [["match": ["field": "p", "equals": 0], "registration": "even"]], "default": "odd",
+    ])
+    _ = try! connection.request(["cmd": "attach", "dataSource": "million", "view": "scroller"])
+    var window: [Int: String] = [:]
+    func move(leaving: [Int], entering: Range<Int>) {
+        var bytes: [UInt8] = []
+        if !leaving.isEmpty {
+            let cells = leaving.compactMap { window.removeValue(forKey: $0) }
+            bytes += Array((#"{"cmd":"endDisplaying","view":"scroller","cells":["# + cells.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n").utf8)
+        }
+        bytes += Array((#"{"cmd":"dequeue","view":"scroller","indexPaths":["# + entering.map { "[0,\($0)]" }.joined(separator: ",") + "]}\n").utf8)
+        try! connection.send(bytes: bytes)
+        if !leaving.isEmpty { _ = try! connection.readLine() }
+        let reply = try! JSONParser.parse(try! connection.readLine()!)
+        for cell in reply["result"]?["cells"]?.arrayValue ?? [] {
+            window[cell["indexPath"]!.arrayValue[1].intValue!] = cell["cell"]!.stringValue!
+        }
+    }
+    let start = nanoseconds()
+    move(leaving: [], entering: 0..<rows)
+    var first = 0
+    while first + rows + step <= count {
+        move(leaving: Array(first..<first + step), entering: first + rows..<first + rows + step)
+        first += step
+    }
+    while first >= step {
+        move(leaving: Array(first + rows - step..<first + rows), entering: first - step..<first)
+        first -= step
+    }
+    let elapsed = Double(nanoseconds() - start) / 1e9
+    let registrations = try! connection.request(["cmd": "registrations"])["result"]!["registrations"]!.arrayValue
+    let created = registrations.compactMap { $0["created"]?.intValue }.reduce(0, +)
+    let reused = registrations.compactMap { $0["reused"]?.intValue }.reduce(0, +)
+    print("scrolling 1M items with a 50-row window, 10 rows a step, down and back: \(created) cells created "
+        + "(limit 50 + 2 × \(registrations.count) registrations = \(50 + 2 * registrations.count)), \(reused) reused, \(fixed(elapsed, 1)) s")
+
+}
+
 // MARK: Main
 
+signal(SIGPIPE, SIG_IGN)
 let socketPath = "/tmp/listd-bench-\(getpid()).sock"
 let pid = startListd(socket: socketPath)
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
@@ -381,6 +442,7 @@ if mode == "all" || mode == "throughput" {
 }
 if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
 if mode == "all" || mode == "fanout" { fanOutBenchmark(socket: socketPath, views: 1_000) }
+if mode == "all" || mode == "scroll" { scrollBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)

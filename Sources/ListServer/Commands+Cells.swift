@@ -248,12 +248,21 @@ extension CommandRouter {
         }
     }
 
-    /// The view named `name` attached on this connection, or `not-attached`.
-    static func view(_ name: String, _ context: CommandContext) throws(WireError) -> ViewSession {
-        guard let view = context.connection.views.first(where: { $0.name == name }) else {
-            throw WireError(.notAttached, "No view named \"\(name)\" is attached on this connection.")
+    /// The view named `name`: one attached on this connection first, else any attached view of that name
+    /// (of `dataSource` when given), so that scripts can act on a running view. Events still go to the
+    /// view's own connection.
+    static func view(_ name: String, _ context: CommandContext, dataSource: String? = nil) throws(WireError) -> ViewSession {
+        if let own = context.connection.views.first(where: { $0.name == name && (dataSource == nil || $0.dataSource == dataSource) }) {
+            return own
         }
-        return view
+        let candidates = context.state.dataSources.values.compactMap { $0.views[name] }.filter { dataSource == nil || $0.dataSource == dataSource }
+        guard let found = candidates.first else {
+            throw WireError(.notAttached, "No view named \"\(name)\" is attached\(dataSource.map { " to data source \"\($0)\"" } ?? "").")
+        }
+        guard candidates.count == 1 else {
+            throw WireError(.invalidArgument, "Several data sources have a view named \"\(name)\"; give \"dataSource\".")
+        }
+        return found
     }
 
     static var dequeueCommand: Command {
@@ -261,18 +270,20 @@ extension CommandRouter {
             name: "dequeue",
             summary: "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
             arguments: [
-                ArgumentSpec("view", "string", required: true, "A view attached on this connection."),
+                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
                 ArgumentSpec("indexPaths", "[[section, item]]", required: true, "The positions to show."),
             ],
             result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, warnings?}]}"
         ) { arguments, _ throws(WireError) in
             let viewName = try arguments.string("view")
+            let viewDataSource = try arguments.optionalString("dataSource")
             var paths: [IndexPath] = []
             for (index, value) in try arguments.array("indexPaths").enumerated() {
                 paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
             }
             return { context throws(WireError) in
-                let view = try view(viewName, context)
+                let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
                 let snapshot = dataSource.snapshot
                 // Check everything first: a dequeue that fails hands out no cell.
@@ -318,17 +329,19 @@ extension CommandRouter {
             name: "dequeueSupplementary",
             summary: "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
             arguments: [
-                ArgumentSpec("view", "string", required: true, "A view attached on this connection."),
+                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
                 ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\"."),
                 ArgumentSpec("indexPath", "[section, item]", required: true, "The section (item is usually 0)."),
             ],
             result: "{version, cell: {cell, indexPath, elementKind, section, registration, reused, content, background, accessories, state}}"
         ) { arguments, _ throws(WireError) in
             let viewName = try arguments.string("view")
+            let viewDataSource = try arguments.optionalString("dataSource")
             let elementKind = try arguments.string("elementKind")
             let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
             return { context throws(WireError) in
-                let view = try view(viewName, context)
+                let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
                 guard let section = dataSource.snapshot.section(at: path.section), path.item >= 0 else {
                     throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
@@ -387,15 +400,17 @@ extension CommandRouter {
         Command(
             name: "endDisplaying", summary: "Returns cells that left the screen to their registrations' reuse pools.",
             arguments: [
-                ArgumentSpec("view", "string", required: true, "A view attached on this connection."),
+                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
                 ArgumentSpec("cells", "[string]", required: true, "Cell identifiers from dequeue."),
             ],
             result: "{released}"
         ) { arguments, _ throws(WireError) in
             let viewName = try arguments.string("view")
+            let viewDataSource = try arguments.optionalString("dataSource")
             let ids = try arguments.strings("cells")
             return { context throws(WireError) in
-                let view = try view(viewName, context)
+                let view = try view(viewName, context, dataSource: viewDataSource)
                 let unknown = ids.filter { view.cells.cells[$0]?.displayedFor == nil }
                 if !unknown.isEmpty {
                     throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
@@ -414,7 +429,8 @@ extension CommandRouter {
             name: "setState",
             summary: "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event.",
             arguments: [
-                ArgumentSpec("view", "string", required: true, "A view attached on this connection."),
+                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
                 ArgumentSpec("cell", "string", "The cell (or give item)."),
                 ArgumentSpec("item", "string", "The item whose displayed cell changes."),
                 ArgumentSpec("state", "{selected?, highlighted?, focused?, disabled?, editing?, expanded?, swiped?, reordering?, …}", required: true, "Flags are booleans; other keys are custom (null removes)."),
@@ -422,6 +438,7 @@ extension CommandRouter {
             result: "{version, cell: {…as in dequeue}}"
         ) { arguments, _ throws(WireError) in
             let viewName = try arguments.string("view")
+            let viewDataSource = try arguments.optionalString("dataSource")
             let cellID = try arguments.optionalString("cell")
             let itemID = try arguments.optionalString("item")
             guard case .object(let changes) = try arguments.required("state") else {
@@ -431,7 +448,7 @@ extension CommandRouter {
                 throw WireError(.invalidArgument, "Give either \"cell\" or \"item\".")
             }
             return { context throws(WireError) in
-                let view = try view(viewName, context)
+                let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
                 let id: String
                 if let cellID {

@@ -22,7 +22,7 @@ enum Output {
     static func cell(_ value: JSONValue?) -> String {
         switch value {
         case nil, .null?: return "-"
-        case .string(let text)?: return text
+        case .string(let text)?: return text.replacingNewlines()
         case .array(let elements)? where elements.allSatisfy({ if case .int = $0 { return true } else { return false } }):
             return "[" + elements.map { cell($0) }.joined(separator: ", ") + "]"
         case let value?: return String(decoding: value.jsonBytes, as: UTF8.self)
@@ -77,5 +77,20 @@ enum Output {
             for (index, stage) in decoded.stages.enumerated() { output(indent + "stage \(index + 1): \(stage)") }
             if decoded.stages.isEmpty && changes["reloadData"] != true { output(indent + "no changes") }
         }
+    }
+}
+
+extension String {
+    /// Newlines and tabs shown as `\n` and `\t`, so a value stays on its table row.
+    func replacingNewlines() -> String {
+        var result = ""
+        for character in self {
+            switch character {
+            case "\n", "\r\n": result += "\\n"
+            case "\t": result += "\\t"
+            default: result.append(character)
+            }
+        }
+        return result
     }
 }
