@@ -114,16 +114,7 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
     /// `defaults` overlaid with `content`, object-valued properties merged one level deep: what a view
     /// renders from a cell's (partial) content.
     public func resolved(_ content: [String: JSONValue]) -> [String: JSONValue] {
-        var result = defaults
-        for (key, value) in content {
-            if case .object(let overrides) = value, case .object(var base)? = result[key] {
-                for (member, override) in overrides { base[member] = override }
-                result[key] = .object(base)
-            } else {
-                result[key] = value
-            }
-        }
-        return result
+        overlay(content, on: defaults)
     }
 }
 
@@ -164,4 +155,19 @@ public enum AccessoryKind: String, CaseIterable, Sendable {
         default: return "always"
         }
     }
+}
+
+/// `base` with `overrides` laid over it; object-valued members are merged one level deep (so
+/// `{"textProperties": {"numberOfLines": 2}}` keeps the font and color already there).
+func overlay(_ overrides: [String: JSONValue], on base: [String: JSONValue]) -> [String: JSONValue] {
+    var result = base
+    for (key, value) in overrides {
+        if case .object(let members) = value, case .object(var existing)? = result[key] {
+            for (member, override) in members { existing[member] = override }
+            result[key] = .object(existing)
+        } else {
+            result[key] = value
+        }
+    }
+    return result
 }

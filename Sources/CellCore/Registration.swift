@@ -164,20 +164,9 @@ public struct Registration: Sendable {
         return ConfiguredCell(type: style.rawValue, content: .object(configured), background: backgroundJSON, accessories: .array(shown))
     }
 
-    /// Defaults overlaid with rendered properties; object-valued properties are merged one level deep
-    /// (so `{"textProperties": {"numberOfLines": 2}}` keeps the style's font and color).
-    private static func merge(_ defaults: [String: JSONValue], rendered templates: [String: ValueTemplate], _ context: TemplateContext) -> [String: JSONValue] {
-        var result = defaults
-        for (key, template) in templates {
-            let value = template.render(context)
-            if case .object(let overrides) = value, case .object(var base)? = result[key] {
-                for (member, override) in overrides { base[member] = override }
-                result[key] = .object(base)
-            } else {
-                result[key] = value
-            }
-        }
-        return result
+    /// `base` overlaid with the rendered properties (see `overlay`).
+    private static func merge(_ base: [String: JSONValue], rendered templates: [String: ValueTemplate], _ context: TemplateContext) -> [String: JSONValue] {
+        overlay(templates.mapValues { $0.render(context) }, on: base)
     }
 }
 

@@ -139,12 +139,7 @@ struct CommandRouter: Sendable {
         writer.key("ok")
         writer.bool(false)
         writer.key("error")
-        writer.beginObject()
-        writer.key("code")
-        writer.string(error.code.rawValue)
-        writer.key("message")
-        writer.string(error.message)
-        writer.endObject()
+        writer.wireError(error)
         writer.endObject()
         return writer.bytes
     }

@@ -248,6 +248,16 @@ extension CommandRouter {
         }
     }
 
+    /// The arguments that name a view (dequeue, endDisplaying, setState, …).
+    static let viewArguments = [
+        ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+        ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+    ]
+
+    static func readView(_ arguments: inout Arguments) throws(WireError) -> (name: String, dataSource: String?) {
+        (try arguments.string("view"), try arguments.optionalString("dataSource"))
+    }
+
     /// The view named `name`: one attached on this connection first, else any attached view of that name
     /// (of `dataSource` when given), so that scripts can act on a running view. Events still go to the
     /// view's own connection.
@@ -269,15 +279,12 @@ extension CommandRouter {
         Command(
             name: "dequeue",
             summary: "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
-            arguments: [
-                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
-                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+            arguments: viewArguments + [
                 ArgumentSpec("indexPaths", "[[section, item]]", required: true, "The positions to show."),
             ],
             result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, warnings?}]}"
         ) { arguments, _ throws(WireError) in
-            let viewName = try arguments.string("view")
-            let viewDataSource = try arguments.optionalString("dataSource")
+            let (viewName, viewDataSource) = try readView(&arguments)
             var paths: [IndexPath] = []
             for (index, value) in try arguments.array("indexPaths").enumerated() {
                 paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
@@ -328,16 +335,13 @@ extension CommandRouter {
         Command(
             name: "dequeueSupplementary",
             summary: "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
-            arguments: [
-                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
-                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+            arguments: viewArguments + [
                 ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\"."),
                 ArgumentSpec("indexPath", "[section, item]", required: true, "The section (item is usually 0)."),
             ],
             result: "{version, cell: {cell, indexPath, elementKind, section, registration, reused, content, background, accessories, state}}"
         ) { arguments, _ throws(WireError) in
-            let viewName = try arguments.string("view")
-            let viewDataSource = try arguments.optionalString("dataSource")
+            let (viewName, viewDataSource) = try readView(&arguments)
             let elementKind = try arguments.string("elementKind")
             let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
             return { context throws(WireError) in
@@ -399,15 +403,12 @@ extension CommandRouter {
     static var endDisplayingCommand: Command {
         Command(
             name: "endDisplaying", summary: "Returns cells that left the screen to their registrations' reuse pools.",
-            arguments: [
-                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
-                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+            arguments: viewArguments + [
                 ArgumentSpec("cells", "[string]", required: true, "Cell identifiers from dequeue."),
             ],
             result: "{released}"
         ) { arguments, _ throws(WireError) in
-            let viewName = try arguments.string("view")
-            let viewDataSource = try arguments.optionalString("dataSource")
+            let (viewName, viewDataSource) = try readView(&arguments)
             let ids = try arguments.strings("cells")
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
@@ -428,17 +429,14 @@ extension CommandRouter {
         Command(
             name: "setState",
             summary: "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event.",
-            arguments: [
-                ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
-                ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+            arguments: viewArguments + [
                 ArgumentSpec("cell", "string", "The cell (or give item)."),
                 ArgumentSpec("item", "string", "The item whose displayed cell changes."),
                 ArgumentSpec("state", "{selected?, highlighted?, focused?, disabled?, editing?, expanded?, swiped?, reordering?, …}", required: true, "Flags are booleans; other keys are custom (null removes)."),
             ],
             result: "{version, cell: {…as in dequeue}}"
         ) { arguments, _ throws(WireError) in
-            let viewName = try arguments.string("view")
-            let viewDataSource = try arguments.optionalString("dataSource")
+            let (viewName, viewDataSource) = try readView(&arguments)
             let cellID = try arguments.optionalString("cell")
             let itemID = try arguments.optionalString("item")
             guard case .object(let changes) = try arguments.required("state") else {
@@ -609,12 +607,7 @@ struct CellReply {
         }
         if let error {
             writer.key("error")
-            writer.beginObject()
-            writer.key("code")
-            writer.string(error.code.rawValue)
-            writer.key("message")
-            writer.string(error.message)
-            writer.endObject()
+            writer.wireError(error)
         }
         writer.endObject()
     }

@@ -85,3 +85,15 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+extension JSONWriter {
+    /// `{"code": …, "message": …}`.
+    public mutating func wireError(_ error: WireError) {
+        beginObject()
+        key("code")
+        string(error.code.rawValue)
+        key("message")
+        string(error.message)
+        endObject()
+    }
+}
