@@ -5,6 +5,7 @@
 
 import CellCore
 import DiffableCore
+import ListWire
 import TestSupport
 
 #if canImport(Glibc)
@@ -187,12 +188,59 @@ func cellMemoryBenchmark() {
         + "after returning them all to the pool: \((pooled - before) / count) bytes per pooled cell (resident memory is not all given back)")
 }
 
+/// Where one single-item `appendItems` request spends its time in-process (no sockets): parsing the
+/// line, reading the request and its arguments, performing the edit, and writing the reply.
+func requestCostBenchmark() {
+    let count = 200_000
+    let lines = (0..<count).map { Array(#"{"cmd":"appendItems","dataSource":"bench","items":["c\#($0)"],"toSection":"S"}"#.utf8) }
+    var snapshot = Snapshot()
+    try! snapshot.appendSections(["S"])
+    let clock = ContinuousClock()
+    var values: [JSONValue] = []
+    values.reserveCapacity(count)
+    let parse = clock.measure { for line in lines { values.append(try! JSONParser.parse(line)) } }
+    var edits: [SnapshotEdit] = []
+    edits.reserveCapacity(count)
+    let decode = clock.measure {
+        for value in values {
+            var request = try! Request(value)
+            let items = try! WireDecoding.items(request.arguments.array("items"), field: "items")
+            let section = try! request.arguments.optionalString("toSection")
+            _ = try! request.arguments.string("dataSource")
+            try! request.arguments.finish()
+            edits.append(.appendItems(items, toSection: section))
+        }
+    }
+    var outcomes: [EditOutcome] = []
+    outcomes.reserveCapacity(count)
+    let perform = clock.measure { for edit in edits { outcomes.append(try! snapshot.perform(edit)) } }
+    var bytes = 0
+    let encode = clock.measure {
+        for (version, outcome) in outcomes.enumerated() {
+            var writer = JSONWriter(capacity: 128)
+            writer.beginObject()
+            writer.key("ok"); writer.bool(true)
+            writer.key("result"); writer.beginObject()
+            writer.key("version"); writer.int(version)
+            writer.key("changes"); writer.changes(outcome.changes)
+            writer.endObject(); writer.endObject()
+            bytes += writer.bytes.count
+        }
+    }
+    func perRequest(_ duration: Duration) -> String {
+        fixed((Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)) / Double(count) * 1e6, 2) + " µs"
+    }
+    print("one appendItems request in-process: parse \(perRequest(parse)), request and arguments \(perRequest(decode)), "
+        + "perform \(perRequest(perform)), reply \(perRequest(encode)) (\(bytes / count) bytes)")
+}
+
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
 #if DEBUG
     print("warning: a debug build; run `swift run -c release core-benchmarks` for real figures")
 #endif
 if mode == "memory" || mode == "all" { memoryBenchmark() }
 if mode == "cells" { cellMemoryBenchmark() }
+if mode == "request" { requestCostBenchmark() }
 if mode == "diff" || mode == "all" {
     diffBenchmark(count: 5_000, deleteRange: 2_000..<3_000, insertStart: 3_000, shuffleCount: 200, runs: 200)
     diffBenchmark(count: 100_000, deleteRange: 20_000..<30_000, insertStart: 30_000, shuffleCount: 2_000, runs: 21)
