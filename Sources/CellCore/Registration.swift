@@ -62,15 +62,21 @@ public struct Registration: Sendable {
         guard case .string(let type)? = configuration.removeValue(forKey: "type") else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"contentConfiguration.type\" must be a string.")
         }
-        if !type.contains("{{") && ListContentStyle(rawValue: type) == nil {
+        if type.hasPrefix("plugin:") {
+            guard type.count > "plugin:".count, !type.contains("{{") else {
+                throw CellError(.invalidRegistration, "Registration \"\(name)\": a plugin type is \"plugin:NAME\", without templates.")
+            }
+        } else if !type.contains("{{") && ListContentStyle(rawValue: type) == nil {
             throw CellError(
                 .invalidRegistration,
                 "Registration \"\(name)\": unknown content configuration type \"\(type)\"; built in: "
-                    + ListContentStyle.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                    + ListContentStyle.allCases.map(\.rawValue).joined(separator: ", ") + ", or plugin:NAME.")
         }
         contentType = type
         typeTemplate = try ValueTemplate(.string(type), path: "contentConfiguration.type")
-        content = try Self.compile(configuration, allowed: ListContentStyle.properties, path: "\(name).contentConfiguration")
+        // A plugin's configuration takes any properties: they go to the plugin, rendered.
+        content = try Self.compile(
+            configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration")
 
         switch members["background"] {
         case nil, .null?:
@@ -115,10 +121,10 @@ public struct Registration: Sendable {
         self.accessories = accessories
     }
 
-    private static func compile(_ members: [String: JSONValue], allowed: Set<String>, path: String) throws(CellError) -> [String: ValueTemplate] {
+    private static func compile(_ members: [String: JSONValue], allowed: Set<String>?, path: String) throws(CellError) -> [String: ValueTemplate] {
         var compiled: [String: ValueTemplate] = [:]
         for (key, value) in members {
-            guard allowed.contains(key) else {
+            if let allowed, !allowed.contains(key) {
                 throw CellError(.invalidRegistration, "\(path): unknown property \"\(key)\"; known: \(allowed.sorted().joined(separator: ", ")).")
             }
             compiled[key] = try ValueTemplate(value, path: "\(path).\(key)")
@@ -130,7 +136,32 @@ public struct Registration: Sendable {
     /// the state, over the style's defaults), the background and the accessories shown in this state.
     ///
     /// - Throws: `CellError` (`invalid-registration`) when a templated type renders to an unknown style.
+    /// The plugin type (`emoji` for `plugin:emoji`) when a plugin configures the content, else `nil`.
+    public var pluginType: String? {
+        contentType.hasPrefix("plugin:") ? String(contentType.dropFirst("plugin:".count)) : nil
+    }
+
+    /// For a plugin registration: the registration's content properties, rendered for the item (sent to
+    /// the plugin with the cell).
+    public func pluginProperties(_ context: TemplateContext) -> JSONValue {
+        .object(content.mapValues { $0.render(context) })
+    }
+
+    /// For a plugin registration: the cell with the plugin's `content` (an object) and, unless the plugin
+    /// gives its own, the registration's background and accessories.
+    public func configured(withPluginContent pluginContent: [String: JSONValue], background: JSONValue?, accessories: JSONValue?, _ context: TemplateContext) -> ConfiguredCell {
+        var content = pluginContent
+        content["type"] = .string(contentType)
+        let decorations = self.decorations(context)
+        return ConfiguredCell(
+            type: contentType, content: .object(content), background: background ?? decorations.background,
+            accessories: accessories ?? decorations.accessories)
+    }
+
     public func configure(_ context: TemplateContext) throws(CellError) -> ConfiguredCell {
+        if pluginType != nil {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": a plugin configures \(contentType) cells.")
+        }
         let typeName = typeTemplate.render(context).stringValue ?? ""
         guard let style = ListContentStyle(rawValue: typeName) else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
@@ -140,6 +171,12 @@ public struct Registration: Sendable {
         configured = style.updated(configured, for: context.state)
         configured["type"] = .string(style.rawValue)
 
+        let decorations = self.decorations(context)
+        return ConfiguredCell(type: style.rawValue, content: .object(configured), background: decorations.background, accessories: decorations.accessories)
+    }
+
+    /// The background and the accessories shown in this state.
+    private func decorations(_ context: TemplateContext) -> (background: JSONValue, accessories: JSONValue) {
         var backgroundJSON: JSONValue = .null
         if let background {
             var properties = background.style.updated(Self.merge(background.style.defaults, rendered: background.properties, context), for: context.state)
@@ -161,7 +198,7 @@ public struct Registration: Sendable {
             if accessory.kind == .checkmark && properties["hidden"] == nil { properties["hidden"] = .bool(!context.state.selected) }
             shown.append(.object(properties))
         }
-        return ConfiguredCell(type: style.rawValue, content: .object(configured), background: backgroundJSON, accessories: .array(shown))
+        return (backgroundJSON, .array(shown))
     }
 
     /// `base` overlaid with the rendered properties (see `overlay`).

@@ -8,6 +8,8 @@ struct CommandOutcome {
     var reply: [UInt8]
     var broadcast: (DataSource, ByteBuffer)? = nil
     var afterReply: [() -> Void] = []
+    /// Set when the reply comes later (a dequeue waiting for plugins): `reply` is empty meanwhile.
+    var deferred: Deferred<CommandOutcome>? = nil
 }
 
 /// A command's effect, decided once its arguments are read and checked.
@@ -16,6 +18,37 @@ struct Execution {
     var result: (inout JSONWriter) -> Void
     var broadcast: (DataSource, ByteBuffer)? = nil
     var afterReply: [() -> Void] = []
+    /// Set when the command finishes later; `result` is then unused.
+    var deferred: Deferred<Execution>? = nil
+}
+
+/// A value that arrives later, on the event loop (no threads involved: everything is loop-confined).
+final class Deferred<Value> {
+    private var value: Value?
+    private var handler: ((Value) -> Void)?
+
+    func resolve(_ value: Value) {
+        if let handler {
+            self.handler = nil
+            handler(value)
+        } else {
+            self.value = value
+        }
+    }
+
+    func whenResolved(_ body: @escaping (Value) -> Void) {
+        if let value {
+            body(value)
+        } else {
+            handler = body
+        }
+    }
+
+    func map<Other>(_ transform: @escaping (Value) -> Other) -> Deferred<Other> {
+        let mapped = Deferred<Other>()
+        whenResolved { mapped.resolve(transform($0)) }
+        return mapped
+    }
 }
 
 /// The documentation of one argument, for `describe`.
@@ -66,7 +99,7 @@ struct CommandRouter: Sendable {
 
     init() {
         let all = Self.housekeepingCommands + Self.dataSourceCommands + Self.mutationCommands + Self.queryCommands
-            + Self.viewCommands + Self.cellCommands
+            + Self.viewCommands + Self.cellCommands + Self.pluginCommands
         var numbered = all
         for index in numbered.indices { numbered[index].index = index }
         commands = Dictionary(uniqueKeysWithValues: numbered.map { ($0.name, $0) })
@@ -103,9 +136,22 @@ struct CommandRouter: Sendable {
             let run = try command.prepare(&arguments, context)
             try arguments.finish()
             let execution = try run(context)
+            if let deferred = execution.deferred {
+                let id = request.id
+                return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) })
+            }
+            return Self.outcome(id: request.id, execution)
+        } catch {
+            return fail(id: request.id, error, state: state)
+        }
+    }
+
+    /// The reply envelope around an execution's result.
+    private static func outcome(id: JSONValue?, _ execution: Execution) -> CommandOutcome {
+        do {
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()
-            if let id = request.id {
+            if let id {
                 writer.key("id")
                 writer.value(id)
             }
@@ -117,8 +163,6 @@ struct CommandRouter: Sendable {
             writer.endObject()
             writer.endObject()
             return CommandOutcome(reply: writer.bytes, broadcast: execution.broadcast, afterReply: execution.afterReply)
-        } catch {
-            return fail(id: request.id, error, state: state)
         }
     }
 

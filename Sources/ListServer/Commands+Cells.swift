@@ -309,7 +309,23 @@ extension CommandRouter {
                 }
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
+                var pluginRequests: [(index: Int, registration: Registration, context: TemplateContext, id: String)] = []
                 for entry in plan {
+                    if entry.registration.pluginType != nil {
+                        // Configured by its plugin: a placeholder now, the plugin's content later.
+                        let (id, reused, _) = view.cells.obtain(registration: entry.registration.name, for: entry.item.id)
+                        var cellState = view.cells.cells[id]!.state
+                        if let expanded = dataSource.outlines[entry.section].flatMap({ try? $0.isExpanded(entry.item.id) }) {
+                            cellState.expanded = expanded
+                            view.cells.setState(cellState, of: id)
+                        }
+                        let templateContext = TemplateContext(
+                            item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
+                        pluginRequests.append((results.count, entry.registration, templateContext, id))
+                        results.append(
+                            CellReply(id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused, state: cellState))
+                        continue
+                    }
                     results.append(
                         configureCell(
                             view: view, key: entry.item.id, registration: entry.registration,
@@ -319,14 +335,24 @@ extension CommandRouter {
                             expanded: dataSource.outlines[entry.section].flatMap { try? $0.isExpanded(entry.item.id) }))
                 }
                 let version = dataSource.version
-                return Execution { writer in
-                    writer.key("version")
-                    writer.int(version)
-                    writer.key("cells")
-                    writer.beginArray()
-                    for cell in results { cell.write(to: &writer) }
-                    writer.endArray()
+                func execution(_ cells: [CellReply]) -> Execution {
+                    Execution { writer in
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("cells")
+                        writer.beginArray()
+                        for cell in cells { cell.write(to: &writer) }
+                        writer.endArray()
+                    }
                 }
+                guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
+                let deferred = Deferred<Execution>()
+                configurePluginCells(pluginRequests, replies: results, view: view, state: context.state, eventLoop: eventLoop) { cells in
+                    deferred.resolve(execution(cells))
+                }
+                var waiting = execution([])
+                waiting.deferred = deferred
+                return waiting
             }
         }
     }
@@ -489,6 +515,11 @@ extension CommandRouter {
     static func reconfigure(view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration]) -> CellReply? {
         guard let cell = view.cells.cells[id], let key = cell.displayedFor, let registration = registrations[cell.registration] else { return nil }
         let snapshot = dataSource.snapshot
+        if registration.pluginType != nil {
+            // Plugin cells keep the plugin's last content for now; the state change is recorded.
+            guard let path = snapshot.indexPath(ofItem: key) else { return nil }
+            return CellReply(id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state, configured: cell.configured)
+        }
         if key.hasPrefix("\u{1}") {
             let parts = key.split(separator: "\u{1}", omittingEmptySubsequences: false)
             guard parts.count == 4, let index = snapshot.index(ofSection: String(parts[2])), let section = snapshot.section(at: index) else { return nil }

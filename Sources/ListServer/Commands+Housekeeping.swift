@@ -9,6 +9,7 @@ import ListWire
 let eventCatalog: [(name: String, summary: String)] = [
     ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
     ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
+    ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
     ("dropped", "To attached views when their data source is dropped; the view is detached: {dataSource, view}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
@@ -23,16 +24,28 @@ extension CommandRouter {
                 arguments: [
                     ArgumentSpec("protocol", "integer", "The protocol version the client speaks (1)."),
                     ArgumentSpec("client", "string", "A name for the client, shown in stats and logs."),
+                    ArgumentSpec("role", "string", "\"plugin\" to become a plugin cell provider (with name and provides)."),
+                    ArgumentSpec("name", "string", "A plugin's name."),
+                    ArgumentSpec("provides", "[string]", "The content configuration types a plugin configures (registrations use plugin:TYPE)."),
                 ],
-                result: "{protocol, server, features, limits}"
+                result: "{protocol, server, features, limits, role?}"
             ) { arguments, _ throws(WireError) in
                 let version = try arguments.optionalInt("protocol")
                 let client = try arguments.optionalString("client")
+                let role = try arguments.optionalString("role")
+                let pluginName = try arguments.optionalString("name")
+                let provides = try arguments.optionalArray("provides")
                 return { context throws(WireError) in
                     if let version, version != protocolVersion {
                         throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
                     }
                     if let client { context.connection.clientName = client }
+                    if let role {
+                        guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
+                        try becomePlugin(context, name: pluginName, provides: provides)
+                    } else if pluginName != nil || provides != nil {
+                        throw WireError(.invalidArgument, "\"name\" and \"provides\" go with \"role\": \"plugin\".")
+                    }
                     let configuration = context.state.configuration
                     return Execution { writer in
                         writer.key("protocol")
@@ -40,9 +53,13 @@ extension CommandRouter {
                         writer.key("server")
                         writer.string(serverVersion)
                         writer.key("features")
-                        writer.value(["snapshots", "sectionSnapshots", "batch", "views", "cells"])
+                        writer.value(["snapshots", "sectionSnapshots", "batch", "views", "cells", "plugins"])
                         writer.key("limits")
                         writeLimits(configuration, to: &writer)
+                        if role != nil {
+                            writer.key("role")
+                            writer.string("plugin")
+                        }
                     }
                 }
             },
@@ -150,6 +167,18 @@ extension CommandRouter {
                         }
                         writer.endArray()
                         writer.endObject()
+                        writer.key("plugins")
+                        writer.beginArray()
+                        for plugin in Set(state.pluginsByType.values.map(ObjectIdentifier.init)).compactMap({ id in state.pluginsByType.values.first { ObjectIdentifier($0) == id } }).sorted(by: { $0.name < $1.name }) {
+                            writer.value([
+                                "name": .string(plugin.name), "provides": .array(plugin.types.map { .string($0) }),
+                                "requests": .int(plugin.requests), "cells": .int(plugin.cellsRequested), "timeouts": .int(plugin.timeouts),
+                                "errors": .int(plugin.errors), "p50Milliseconds": .double(plugin.percentile(0.5)),
+                                "p99Milliseconds": .double(plugin.percentile(0.99)),
+                                "connectedSeconds": .int(Int((ContinuousClock.now - plugin.connectedAt).components.seconds)),
+                            ])
+                        }
+                        writer.endArray()
                         writer.key("memory")
                         writer.value(["residentBytes": .int(residentBytes())])
                         writer.key("commands")
@@ -177,6 +206,7 @@ extension CommandRouter {
             "maxConnections": .int(configuration.maximumConnections),
             "maxRegistrations": .int(configuration.maximumRegistrations),
             "maxPooledCells": .int(configuration.maximumPooledCells),
+            "pluginDeadlineMilliseconds": .int(configuration.pluginDeadlineMilliseconds),
         ])
     }
 }

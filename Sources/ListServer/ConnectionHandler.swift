@@ -18,6 +18,13 @@ final class ConnectionHandler: ChannelInboundHandler {
     var views: [ViewSession] = []
     /// What the client said it is in `hello`.
     var clientName: String?
+    /// Set when this connection said `hello` as a plugin.
+    var plugin: PluginSession?
+    /// A request is waiting for its reply (a dequeue waiting for plugins): later lines wait in `queued`,
+    /// so replies stay in request order.
+    private var waiting = false
+    private var queued: [ByteBuffer] = []
+    private var closeWhenIdle = false
     var peer: PeerCredentials?
     private var context: ChannelHandlerContext?
     private var inputClosed = false
@@ -56,11 +63,32 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func handleLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
+        if waiting {
+            queued.append(line)
+            return
+        }
         let outcome = line.withUnsafeReadableBytes { bytes -> CommandOutcome? in
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
             return router.handle(line: bytes, connection: self)
         }
         guard let outcome else { return }
+        if let deferred = outcome.deferred {
+            waiting = true
+            deferred.whenResolved { [self] final in
+                guard let context = self.context else { return }
+                self.deliver(final, context: context)
+                self.waiting = false
+                while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
+                self.writePending(context: context)
+                context.flush()
+                if !self.waiting && self.closeWhenIdle { self.closeAfterFlush(context: context) }
+            }
+            return
+        }
+        deliver(outcome, context: context)
+    }
+
+    private func deliver(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
         write(context: context, reply: outcome.reply)
         if let (dataSource, event) = outcome.broadcast { state.broadcast(event, to: dataSource) }
         for action in outcome.afterReply { action() }
@@ -75,7 +103,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         if let event = event as? ChannelEvent, event == .inputClosed {
             inputClosed = true
             // A one-shot client (socat, nc) is done: flush its replies and close. A view stays.
-            if views.isEmpty { closeAfterFlush(context: context) }
+            if views.isEmpty {
+                if waiting { closeWhenIdle = true } else { closeAfterFlush(context: context) }
+            }
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -159,6 +189,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let context, !closing else { return }
         if !views.isEmpty { write(context: context, reply: Array(#"{"event":"shutdown"}"#.utf8)) }
         closeAfterFlush(context: context)
+    }
+
+    /// The connection's event loop (while it is open).
+    var eventLoop: EventLoop? { context?.eventLoop }
+
+    /// Closes at once, logging why (a plugin that broke the protocol).
+    func disconnect(reason: String) {
+        guard let context, !closing else { return }
+        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "plugin": "\(plugin?.name ?? "-")", "reason": "\(reason)"])
+        closeAfterFlush(context: context, grace: .milliseconds(100))
     }
 
     /// Writes an event line that is not part of a broadcast (e.g. `dropped`).

@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumRegistrations: Int = 1_000
     /// The most free cells kept per (view, registration) pool; beyond it, cells leaving the screen are released.
     public var maximumPooledCells: Int = 256
+    /// How long a plugin may take to configure a batch of cells before they fail with `plugin-timeout`.
+    public var pluginDeadlineMilliseconds: Int = 250
     /// Preload the demo data sources built from the seeds' data.
     public var demo: Bool = false
 

@@ -15,6 +15,8 @@ final class ServerState {
     /// Cell registrations, by name, and their creation order.
     var registrations: [String: Registration] = [:]
     var registrationOrder: [String] = []
+    /// Connected plugins by the content type they provide (`emoji` for registrations of `plugin:emoji`).
+    var pluginsByType: [String: PluginSession] = [:]
     var connections: [Int: ConnectionHandler] = [:]
     private var nextConnectionID = 1
     var isShuttingDown = false
@@ -56,6 +58,11 @@ final class ServerState {
 
     func unregister(_ connection: ConnectionHandler) {
         connections[connection.id] = nil
+        if let plugin = connection.plugin {
+            for type in plugin.types where pluginsByType[type] === plugin { pluginsByType[type] = nil }
+            plugin.failAll()
+            logger.info("plugin disconnected", metadata: ["plugin": "\(plugin.name)"])
+        }
         for attachment in connection.views { dataSources[attachment.dataSource]?.detach(view: attachment.name) }
     }
 

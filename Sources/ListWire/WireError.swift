@@ -24,6 +24,9 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case registrationNotFound = "registration-not-found"
     case noRegistration = "no-registration"
     case cellNotFound = "cell-not-found"
+    case pluginTypeTaken = "plugin-type-taken"
+    case pluginTimeout = "plugin-timeout"
+    case pluginUnavailable = "plugin-unavailable"
     case shuttingDown = "shutting-down"
     case `internal` = "internal"
 
@@ -52,6 +55,9 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .registrationNotFound: return "No registration has that name."
         case .noRegistration: return "No cell provider rule maps the item (or the supplementary view) to a registration."
         case .cellNotFound: return "No displayed cell of the view has that identifier (or shows that item)."
+        case .pluginTypeTaken: return "A plugin's hello announced a content type that another connected plugin provides."
+        case .pluginTimeout: return "Per cell: the plugin did not configure the cell before the deadline."
+        case .pluginUnavailable: return "Per cell: no connected plugin provides the type, or it went away or answered wrongly."
         case .shuttingDown: return "The server is stopping and accepts no new work."
         case .internal: return "A bug in listd; the server logged it. The request changed nothing."
         }

@@ -14,7 +14,7 @@ struct FileSettings {
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
-        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells",
+        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -52,6 +52,7 @@ struct FileSettings {
         if let value = values["maxConnections"] { configuration.maximumConnections = value }
         if let value = values["maxRegistrations"] { configuration.maximumRegistrations = value }
         if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
+        if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
     }
 }
 

@@ -1,0 +1,156 @@
+import CellCore
+import DiffableCore
+import ListWire
+import NIOCore
+
+extension CommandRouter {
+    /// `hello {role: "plugin"}`: the connection becomes the provider of its types.
+    static func becomePlugin(_ context: CommandContext, name: String?, provides: [JSONValue]?) throws(WireError) {
+        guard let name, !name.isEmpty else { throw WireError(.invalidArgument, "A plugin needs a \"name\".") }
+        guard let provides, !provides.isEmpty else { throw WireError(.invalidArgument, "A plugin needs \"provides\": the types it configures.") }
+        var types: [String] = []
+        for value in provides {
+            guard case .string(let type) = value, !type.isEmpty, !type.hasPrefix("plugin:") else {
+                throw WireError(.invalidArgument, "\"provides\" lists type names such as \"emoji\" (registrations then use plugin:emoji).")
+            }
+            types.append(type)
+        }
+        let connection = context.connection
+        guard connection.plugin == nil else { throw WireError(.invalidArgument, "This connection is already a plugin.") }
+        let state = context.state
+        let taken = types.filter { state.pluginsByType[$0] != nil }
+        if !taken.isEmpty {
+            throw WireError(
+                .pluginTypeTaken,
+                "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.pluginsByType[taken[0]]!.name)\".")
+        }
+        let session = PluginSession(name: name, types: types, connection: connection)
+        connection.plugin = session
+        for type in types { state.pluginsByType[type] = session }
+        state.logger.info("plugin connected", metadata: ["plugin": "\(name)", "provides": "\(types.joined(separator: ","))"])
+    }
+
+    static var pluginCommands: [Command] {
+        [
+            Command(
+                name: "configured",
+                summary: "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.",
+                arguments: [
+                    ArgumentSpec("request", "integer", required: true, "The configure event's request number."),
+                    ArgumentSpec("cells", "[{cell, content?, background?, accessories?, error?}]", required: true, "One answer per cell of the request."),
+                ],
+                result: "{accepted} (false when the request had already timed out)"
+            ) { arguments, _ throws(WireError) in
+                let request = try arguments.int("request")
+                let cells = try arguments.array("cells")
+                return { context throws(WireError) in
+                    guard let plugin = context.connection.plugin else {
+                        throw WireError(.invalidRequest, "Only plugins send configured (hello with role plugin first).")
+                    }
+                    var answers: [String: JSONValue] = [:]
+                    for (index, cell) in cells.enumerated() {
+                        guard case .string(let id)? = cell["cell"] else {
+                            let connection = context.connection
+                            return Execution(
+                                result: { _ in },
+                                afterReply: [{ connection.disconnect(reason: "configured: cells[\(index)] has no \"cell\"") }])
+                        }
+                        answers[id] = cell
+                    }
+                    let accepted: Bool
+                    switch plugin.answer(request, cells: answers) {
+                    case .delivered: accepted = true
+                    case .late: accepted = false
+                    case .unknown:
+                        let connection = context.connection
+                        return Execution(
+                            result: { writer in
+                                writer.key("accepted")
+                                writer.bool(false)
+                            }, afterReply: [{ connection.disconnect(reason: "configured: request \(request) was never sent") }])
+                    }
+                    return Execution { writer in
+                        writer.key("accepted")
+                        writer.bool(accepted)
+                    }
+                }
+            }
+        ]
+    }
+
+    /// Sends the plugin cells of a dequeue to their plugins, and calls `done` once every one has an
+    /// answer, an error or has timed out. `replies` holds every cell of the dequeue, in order; plugin
+    /// cells are placeholders until then.
+    static func configurePluginCells(
+        _ requests: [(index: Int, registration: Registration, context: TemplateContext, id: String)], replies: [CellReply],
+        view: ViewSession, state: ServerState, eventLoop: EventLoop, done: @escaping ([CellReply]) -> Void
+    ) {
+        var replies = replies
+        var byType: [String: [(index: Int, registration: Registration, context: TemplateContext, id: String)]] = [:]
+        for request in requests { byType[request.registration.pluginType!, default: []].append(request) }
+        var outstanding = 0
+        func fail(_ entry: (index: Int, registration: Registration, context: TemplateContext, id: String), _ code: ErrorCode, _ message: String) {
+            view.cells.release(entry.id)
+            replies[entry.index].error = WireError(code, message)
+        }
+        var finished = false
+        func finishIfDone() {
+            if outstanding == 0 && !finished {
+                finished = true
+                done(replies)
+            }
+        }
+        for (type, entries) in byType {
+            guard let plugin = state.pluginsByType[type] else {
+                for entry in entries { fail(entry, .pluginUnavailable, "No connected plugin provides \"\(type)\".") }
+                continue
+            }
+            outstanding += 1
+            let cells: [JSONValue] = entries.map { entry in
+                [
+                    "cell": .string(entry.id), "registration": .string(entry.registration.name), "type": .string(type),
+                    "indexPath": [.int(entry.context.indexPath.section), .int(entry.context.indexPath.item)],
+                    "item": .string(entry.context.item), "data": entry.context.data, "state": entry.context.state.json,
+                    "properties": entry.registration.pluginProperties(entry.context),
+                ]
+            }
+            plugin.configure(
+                cells: cells, ids: entries.map(\.id), deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
+                eventLoop: eventLoop
+            ) { answers in
+                outstanding -= 1
+                for entry in entries {
+                    guard let answers else {
+                        fail(entry, .pluginTimeout, "Plugin \"\(plugin.name)\" did not configure the cell within \(state.configuration.pluginDeadlineMilliseconds) ms.")
+                        continue
+                    }
+                    guard let answer = answers[entry.id] else {
+                        fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" is gone or gave no answer for this cell.")
+                        continue
+                    }
+                    if case .object(let error)? = answer["error"] {
+                        plugin.errors += 1
+                        fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\": \(error["message"]?.stringValue ?? "error")")
+                        continue
+                    }
+                    guard case .object(let content)? = answer["content"] else {
+                        plugin.errors += 1
+                        fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" sent content of the wrong shape.")
+                        plugin.connection.disconnect(reason: "configured: cell \(entry.id) has no content object")
+                        continue
+                    }
+                    let configured = entry.registration.configured(
+                        withPluginContent: content, background: answer["background"], accessories: answer["accessories"], entry.context)
+                    let previous = view.cells.cells[entry.id]?.contentType
+                    if view.cells.configured(entry.id, with: configured) {
+                        replies[entry.index].replacedWarning =
+                            "Cell \(entry.id) of registration \"\(entry.registration.name)\" had a \(previous ?? "") configuration and now gets a \(configured.type) one: use separate registrations for different types of cells."
+                    }
+                    replies[entry.index].configured = configured
+                }
+                finishIfDone()
+            }
+        }
+        finishIfDone()
+    }
+}
