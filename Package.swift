@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "CellCore", targets: ["CellCore"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
+        // Makes a plugin cell provider a few lines (see README, "Plugins").
+        .library(name: "ListPluginKit", targets: ["ListPluginKit"]),
+        .executable(name: "emoji-plugin", targets: ["emoji-plugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -53,8 +56,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // A blocking client of the socket: listctl, tests, benchmarks.
+        // A blocking client of the socket: listctl, tests, benchmarks, the plugin kit.
         .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
+        .target(name: "ListPluginKit", dependencies: ["ListClient", "ListWire", "DiffableCore"]),
+        .executableTarget(name: "emoji-plugin", dependencies: ["ListPluginKit", "DiffableCore"], path: "plugins/emoji"),
         .executableTarget(
             name: "listctl",
             dependencies: [
@@ -63,7 +68,7 @@ let package = Package(
             ]
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
-        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl"]),
+        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "emoji-plugin"]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",

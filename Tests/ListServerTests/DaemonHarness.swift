@@ -25,7 +25,7 @@ final class NotifySocket {
     private(set) var messages: [String] = []
 
     init(directory: String) throws {
-        path = directory + "/notify.sock"
+        path = directory + "/notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -76,13 +76,14 @@ final class Daemon {
     let process = Process()
     private let logPipe = Pipe()
 
-    init(arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil) throws {
-        directory = try makeTemporaryDirectory()
-        socketPath = directory + "/listd.sock"
-        notify = try NotifySocket(directory: directory)
+    /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it.
+    init(arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil, directory: String? = nil) throws {
+        self.directory = try directory ?? makeTemporaryDirectory()
+        socketPath = self.directory + "/listd.sock"
+        notify = try NotifySocket(directory: self.directory)
         var arguments = ["--socket", socketPath] + arguments
         if let configuration {
-            let path = directory + "/listd.json"
+            let path = self.directory + "/listd.json"
             try Data(configuration.jsonBytes).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }

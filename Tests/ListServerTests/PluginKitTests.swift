@@ -1,0 +1,53 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+@Suite("ListPluginKit and the emoji plugin", .serialized)
+struct PluginKitTests {
+    func startEmojiPlugin(socket: String) throws -> Process {
+        let process = Process()
+        process.executableURL = binaryDirectory.appendingPathComponent("emoji-plugin")
+        process.arguments = ["--socket", socket]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    func emojiSetup(_ daemon: Daemon) throws -> LineConnection {
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "register", "registration": "big", "contentConfiguration": ["type": "plugin:emoji"]])["ok"] == true)
+        #expect(try connection.request(["cmd": "apply", "dataSource": "e", "snapshot": ["sections": [["id": "S", "items": [["id": "happy", "data": ["text": "😀"]]]]]]])["ok"] == true)
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "e", "rules": [], "default": "big"])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "e", "view": "v"])["ok"] == true)
+        return connection
+    }
+
+    @Test func theEmojiPluginConfiguresAndReconnects() throws {
+        var daemon = try Daemon()
+        let plugin = try startEmojiPlugin(socket: daemon.socketPath)
+        defer {
+            kill(plugin.processIdentifier, SIGKILL)
+            plugin.waitUntilExit()
+        }
+        let first = daemon
+        #expect(try eventually { try first.request(["cmd": "stats"]).result()["plugins"]!.arrayValue.count == 1 })
+        var connection = try emojiSetup(daemon)
+        var cell = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["content"] == ["type": "plugin:emoji", "text": "😀", "font": "largeTitle", "alignment": "center", "selected": false])
+
+        // listd restarts on the same socket: the kit reconnects by itself.
+        let directory = daemon.directory
+        #expect(try daemon.stop() == 0)
+        daemon = try Daemon(directory: directory)
+        let second = daemon
+        #expect(try eventually { try second.request(["cmd": "stats"]).result()["plugins"]!.arrayValue.count == 1 })
+        connection = try emojiSetup(daemon)
+        cell = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["content"]?["text"] == "😀")
+    }
+}
