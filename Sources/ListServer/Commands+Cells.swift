@@ -76,12 +76,7 @@ extension CommandRouter {
                     created = true
                 }
                 return Execution { writer in
-                    writer.key("registration")
-                    writer.string(name)
-                    writer.key("kind")
-                    writeKind(registration.kind, to: &writer)
-                    writer.key("type")
-                    writer.string(registration.contentType)
+                    writeIdentity(registration, to: &writer)
                     writer.key("created")
                     writer.bool(created)
                 }
@@ -89,11 +84,17 @@ extension CommandRouter {
         }
     }
 
-    static func writeKind(_ kind: Registration.Kind, to writer: inout JSONWriter) {
-        switch kind {
+    /// `"registration", "kind", "type"` members of a registration.
+    static func writeIdentity(_ registration: Registration, to writer: inout JSONWriter) {
+        writer.key("registration")
+        writer.string(registration.name)
+        writer.key("kind")
+        switch registration.kind {
         case .cell: writer.string("cell")
         case .supplementary(let elementKind): writer.string("supplementary:\(elementKind)")
         }
+        writer.key("type")
+        writer.string(registration.contentType)
     }
 
     static var unregisterCommand: Command {
@@ -142,12 +143,7 @@ extension CommandRouter {
                         let registration = state.registrations[name]!
                         let totals = state.cellTotals(registration: name)
                         writer.beginObject()
-                        writer.key("registration")
-                        writer.string(name)
-                        writer.key("kind")
-                        writeKind(registration.kind, to: &writer)
-                        writer.key("type")
-                        writer.string(registration.contentType)
+                        writeIdentity(registration, to: &writer)
                         writer.key("definition")
                         writer.value(registration.definition)
                         writeTotals(totals, to: &writer)
