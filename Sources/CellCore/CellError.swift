@@ -9,10 +9,6 @@ public struct CellError: Error, Hashable, Sendable, CustomStringConvertible {
         case registrationNotFound = "registration-not-found"
         /// No cell provider rule maps the item (or supplementary kind) to a registration.
         case noRegistration = "no-registration"
-        /// No displayed cell has that identifier in the view.
-        case cellNotFound = "cell-not-found"
-        /// A configured limit (registrations) would be exceeded.
-        case limitExceeded = "limit-exceeded"
     }
 
     public var code: Code

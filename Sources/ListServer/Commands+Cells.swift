@@ -10,8 +10,6 @@ extension WireError {
         case .registrationExists: code = .registrationExists
         case .registrationNotFound: code = .registrationNotFound
         case .noRegistration: code = .noRegistration
-        case .cellNotFound: code = .cellNotFound
-        case .limitExceeded: code = .limitExceeded
         }
         self.init(code, error.message)
     }
