@@ -15,6 +15,7 @@ let package = Package(
         // Makes a plugin cell provider a few lines (see README, "Plugins").
         .library(name: "ListPluginKit", targets: ["ListPluginKit"]),
         .executable(name: "emoji-plugin", targets: ["emoji-plugin"]),
+        .executable(name: "card-plugin", targets: ["card-plugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -60,6 +61,10 @@ let package = Package(
         .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
         .target(name: "ListPluginKit", dependencies: ["ListClient", "ListWire", "DiffableCore"]),
         .executableTarget(name: "emoji-plugin", dependencies: ["ListPluginKit", "DiffableCore"], path: "plugins/emoji"),
+        // The card plugin's pure part (what a Home card shows), and the plugin around it.
+        .target(name: "CardFormatting", dependencies: ["DiffableCore"], path: "plugins/CardFormatting"),
+        .testTarget(name: "CardFormattingTests", dependencies: ["CardFormatting", "DiffableCore"]),
+        .executableTarget(name: "card-plugin", dependencies: ["ListPluginKit", "CardFormatting"], path: "plugins/card"),
         .executableTarget(
             name: "listctl",
             dependencies: [
@@ -68,7 +73,7 @@ let package = Package(
             ]
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
-        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "emoji-plugin"]),
+        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "emoji-plugin", "card-plugin"]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",

@@ -147,14 +147,19 @@ public struct Registration: Sendable {
         .object(content.mapValues { $0.render(context) })
     }
 
-    /// For a plugin registration: the cell with the plugin's `content` (an object) and, unless the plugin
-    /// gives its own, the registration's background and accessories.
-    public func configured(withPluginContent pluginContent: [String: JSONValue], background: JSONValue?, accessories: JSONValue?, _ context: TemplateContext) -> ConfiguredCell {
+    /// For a plugin registration: the cell with the plugin's `content` (an object) of content type `type`
+    /// (the registration's own unless the plugin names another it provides) and, unless the plugin gives
+    /// its own, the registration's background and accessories.
+    public func configured(
+        withPluginContent pluginContent: [String: JSONValue], type: String? = nil, background: JSONValue?, accessories: JSONValue?,
+        _ context: TemplateContext
+    ) -> ConfiguredCell {
+        let type = type ?? contentType
         var content = pluginContent
-        content["type"] = .string(contentType)
+        content["type"] = .string(type)
         let decorations = self.decorations(context)
         return ConfiguredCell(
-            type: contentType, content: .object(content), background: background ?? decorations.background,
+            type: type, content: .object(content), background: background ?? decorations.background,
             accessories: accessories ?? decorations.accessories)
     }
 

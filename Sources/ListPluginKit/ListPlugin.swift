@@ -47,8 +47,8 @@ public struct PluginContent: Sendable {
 ///
 /// `run` connects to listd's socket (`--socket`, else `$LISTD_SOCKET`), says hello as a plugin, answers
 /// every configure request (a batch of cells, answered in one `configured` line), and reconnects with a
-/// growing delay (up to `maximumBackoff`) whenever listd goes away. Throwing from the handler answers that
-/// cell with an error.
+/// growing delay (up to `maximumBackoff`) whenever listd goes away; a plugin listd started itself exits
+/// instead once that listd is gone. Throwing from the handler answers that cell with an error.
 public struct ListPlugin: Sendable {
     public var name: String
     public var provides: [String]
@@ -84,6 +84,10 @@ public struct ListPlugin: Sendable {
                 log("connection to \(socketPath) ended: \(error)")
             }
             guard reconnects else { return }
+            if supervisorIsGone {
+                log("listd, which started this plugin, is gone: exiting")
+                return
+            }
             log("reconnecting in \(delay)")
             sleepFor(delay)
             delay = min(delay * 2, maximumBackoff)
@@ -126,6 +130,12 @@ public struct ListPlugin: Sendable {
         } catch {
             return ["cell": .string(id), "error": ["message": .string("\(error)")]]
         }
+    }
+
+    /// Started by listd (`LISTD_SUPERVISOR_PID`) and that listd has exited (this process was re-parented).
+    private var supervisorIsGone: Bool {
+        guard let value = getenv("LISTD_SUPERVISOR_PID"), let pid = Int32(String(cString: value)) else { return false }
+        return getppid() != pid
     }
 
     private func log(_ message: String) {

@@ -303,7 +303,7 @@ extension CommandRouter {
                 }
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
-                var pluginRequests: [(index: Int, registration: Registration, context: TemplateContext, id: String)] = []
+                var pluginRequests: [PluginCellRequest] = []
                 for entry in plan {
                     if entry.registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
@@ -315,7 +315,7 @@ extension CommandRouter {
                         }
                         let templateContext = TemplateContext(
                             item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
-                        pluginRequests.append((results.count, entry.registration, templateContext, id))
+                        pluginRequests.append(PluginCellRequest(index: results.count, registration: entry.registration, context: templateContext, cell: id))
                         results.append(
                             CellReply(id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused, state: cellState))
                         continue
@@ -341,7 +341,7 @@ extension CommandRouter {
                 }
                 guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
                 let deferred = Deferred<Execution>()
-                configurePluginCells(pluginRequests, replies: results, view: view, state: context.state, eventLoop: eventLoop) { cells in
+                configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
                     deferred.resolve(execution(cells))
                 }
                 var waiting = execution([])
@@ -487,48 +487,73 @@ extension CommandRouter {
                     throw WireError(.invalidArgument, error.message)
                 }
                 view.cells.setState(state, of: id)
-                guard let cell = reconfigure(view: view, cell: id, in: dataSource, registrations: context.state.registrations) else {
-                    throw WireError(.cellNotFound, "Cell \"\(id)\" no longer shows anything.")
-                }
-                let event = cellUpdatedEvent(view: view, cell: cell)
                 let version = dataSource.version
-                return Execution(
-                    result: { writer in
-                        writer.key("version")
-                        writer.int(version)
-                        writer.key("cell")
-                        cell.write(to: &writer)
-                    },
-                    afterReply: [{ view.connection.sendEvent(event) }])
+                func execution(_ cell: CellReply) -> Execution {
+                    let event = cellUpdatedEvent(view: view, cell: cell)
+                    return Execution(
+                        result: { writer in
+                            writer.key("version")
+                            writer.int(version)
+                            writer.key("cell")
+                            cell.write(to: &writer)
+                        },
+                        afterReply: [{ view.connection.sendEvent(event) }])
+                }
+                switch reconfigure(view: view, cell: id, in: dataSource, registrations: context.state.registrations) {
+                case nil:
+                    throw WireError(.cellNotFound, "Cell \"\(id)\" no longer shows anything.")
+                case .configured(let cell):
+                    return execution(cell)
+                case .plugin(let request, let placeholder):
+                    guard let eventLoop = context.connection.eventLoop else { return execution(placeholder) }
+                    let deferred = Deferred<Execution>()
+                    configurePluginCells([request], replies: [placeholder], purpose: .reconfigure, view: view, state: context.state, eventLoop: eventLoop) {
+                        deferred.resolve(execution($0[0]))
+                    }
+                    var waiting = Execution { _ in }
+                    waiting.deferred = deferred
+                    return waiting
+                }
             }
         }
     }
 
+    /// A displayed cell configured again: at once, or once its plugin answers `request` (the placeholder
+    /// holds the cell's previous content, which stays when the plugin fails).
+    enum Reconfiguration {
+        case configured(CellReply)
+        case plugin(PluginCellRequest, placeholder: CellReply)
+    }
+
     /// Configures a displayed cell again for what it shows now (same cell identifier); `nil` when what it
     /// showed is gone.
-    static func reconfigure(view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration]) -> CellReply? {
+    static func reconfigure(view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration]) -> Reconfiguration? {
         guard let cell = view.cells.cells[id], let key = cell.displayedFor, let registration = registrations[cell.registration] else { return nil }
         let snapshot = dataSource.snapshot
         if registration.pluginType != nil {
-            // Plugin cells keep the plugin's last content for now; the state change is recorded.
-            guard let path = snapshot.indexPath(ofItem: key) else { return nil }
-            return CellReply(id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state, configured: cell.configured)
+            guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
+            let section = snapshot.sectionIdentifier(at: path.section)!
+            let context = TemplateContext(item: key, data: data, section: section, indexPath: path, state: cell.state)
+            let placeholder = CellReply(id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state, configured: cell.configured)
+            return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
         }
         if key.hasPrefix("\u{1}") {
             let parts = key.split(separator: "\u{1}", omittingEmptySubsequences: false)
             guard parts.count == 4, let index = snapshot.index(ofSection: String(parts[2])), let section = snapshot.section(at: index) else { return nil }
             let path = IndexPath(section: index, item: Int(parts[3]) ?? 0)
-            return configureCell(
-                view: view, key: key, registration: registration,
-                context: { TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: $0) },
-                position: .supplementary(path, elementKind: String(parts[1]), section: section.id))
+            return .configured(
+                configureCell(
+                    view: view, key: key, registration: registration,
+                    context: { TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: $0) },
+                    position: .supplementary(path, elementKind: String(parts[1]), section: section.id)))
         }
         guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
         let section = snapshot.sectionIdentifier(at: path.section)!
-        return configureCell(
-            view: view, key: key, registration: registration,
-            context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
-            position: .item(path, key), expanded: dataSource.outlines[section].flatMap { try? $0.isExpanded(key) })
+        return .configured(
+            configureCell(
+                view: view, key: key, registration: registration,
+                context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
+                position: .item(path, key), expanded: dataSource.outlines[section].flatMap { try? $0.isExpanded(key) }))
     }
 
     static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {
@@ -683,11 +708,26 @@ extension CommandRouter {
                 }
                 if gone { view.cells.release(id) }
             }
+            var pluginRequests: [PluginCellRequest] = []
+            var placeholders: [CellReply] = []
             for item in reconfigured {
-                guard let cell = view.cells.displayedCell(for: item),
-                    let configured = reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations)
-                else { continue }
-                view.connection.sendEvent(cellUpdatedEvent(view: view, cell: configured))
+                guard let cell = view.cells.displayedCell(for: item) else { continue }
+                switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations) {
+                case nil: continue
+                case .configured(let configured): view.connection.sendEvent(cellUpdatedEvent(view: view, cell: configured))
+                case .plugin(var request, let placeholder):
+                    request.index = placeholders.count
+                    pluginRequests.append(request)
+                    placeholders.append(placeholder)
+                }
+            }
+            // Plugin cells follow as their plugins answer (one request per plugin for the whole change).
+            if !pluginRequests.isEmpty, let eventLoop = view.connection.eventLoop {
+                configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, state: state, eventLoop: eventLoop) { cells in
+                    for cell in cells where view.cells.cells[cell.id]?.displayedFor != nil {
+                        view.connection.sendEvent(cellUpdatedEvent(view: view, cell: cell))
+                    }
+                }
             }
         }
     }

@@ -173,10 +173,23 @@ extension CommandRouter {
                             writer.value([
                                 "name": .string(plugin.name), "provides": .array(plugin.types.map { .string($0) }),
                                 "requests": .int(plugin.requests), "cells": .int(plugin.cellsRequested), "timeouts": .int(plugin.timeouts),
+                                "pending": .int(plugin.pending.count),
                                 "errors": .int(plugin.errors), "p50Milliseconds": .double(plugin.percentile(0.5)),
                                 "p99Milliseconds": .double(plugin.percentile(0.99)),
                                 "connectedSeconds": .int(Int((ContinuousClock.now - plugin.connectedAt).components.seconds)),
                             ])
+                        }
+                        writer.endArray()
+                        writer.key("supervisedPlugins")
+                        writer.beginArray()
+                        for plugin in state.supervisor?.statuses ?? [] {
+                            var entry: [String: JSONValue] = [
+                                "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
+                                "starts": .int(plugin.starts),
+                            ]
+                            if let pid = plugin.pid { entry["pid"] = .int(Int(pid)) }
+                            if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
+                            writer.value(.object(entry))
                         }
                         writer.endArray()
                         writer.key("memory")

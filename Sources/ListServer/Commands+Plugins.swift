@@ -78,19 +78,36 @@ extension CommandRouter {
         ]
     }
 
-    /// Sends the plugin cells of a dequeue to their plugins, and calls `done` once every one has an
-    /// answer, an error or has timed out. `replies` holds every cell of the dequeue, in order; plugin
-    /// cells are placeholders until then.
+    /// One cell for a plugin to configure: where its answer goes in the reply, and what it shows.
+    struct PluginCellRequest {
+        var index: Int
+        var registration: Registration
+        var context: TemplateContext
+        var cell: String
+        /// What the view shows in the cell (the item's identifier).
+        var key: String { context.item }
+    }
+
+    /// Why cells go to their plugin: a dequeue hands out no cell that failed; a reconfigure keeps the
+    /// displayed cell and its previous content, and reports the error beside it.
+    enum PluginConfigurePurpose {
+        case dequeue
+        case reconfigure
+    }
+
+    /// Sends plugin cells to their plugins (one configure request per plugin), and calls `done` once every
+    /// one has an answer, an error or has timed out. `replies` holds every cell of the reply, in order;
+    /// plugin cells are placeholders until then.
     static func configurePluginCells(
-        _ requests: [(index: Int, registration: Registration, context: TemplateContext, id: String)], replies: [CellReply],
+        _ requests: [PluginCellRequest], replies: [CellReply], purpose: PluginConfigurePurpose,
         view: ViewSession, state: ServerState, eventLoop: EventLoop, done: @escaping ([CellReply]) -> Void
     ) {
         var replies = replies
-        var byType: [String: [(index: Int, registration: Registration, context: TemplateContext, id: String)]] = [:]
+        var byType: [String: [PluginCellRequest]] = [:]
         for request in requests { byType[request.registration.pluginType!, default: []].append(request) }
         var outstanding = 0
-        func fail(_ entry: (index: Int, registration: Registration, context: TemplateContext, id: String), _ code: ErrorCode, _ message: String) {
-            view.cells.release(entry.id)
+        func fail(_ entry: PluginCellRequest, _ code: ErrorCode, _ message: String) {
+            if purpose == .dequeue { view.cells.release(entry.cell) }
             replies[entry.index].error = WireError(code, message)
         }
         var finished = false
@@ -108,14 +125,14 @@ extension CommandRouter {
             outstanding += 1
             let cells: [JSONValue] = entries.map { entry in
                 [
-                    "cell": .string(entry.id), "registration": .string(entry.registration.name), "type": .string(type),
+                    "cell": .string(entry.cell), "registration": .string(entry.registration.name), "type": .string(type),
                     "indexPath": [.int(entry.context.indexPath.section), .int(entry.context.indexPath.item)],
                     "item": .string(entry.context.item), "data": entry.context.data, "state": entry.context.state.json,
                     "properties": entry.registration.pluginProperties(entry.context),
                 ]
             }
             plugin.configure(
-                cells: cells, ids: entries.map(\.id), deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
+                cells: cells, ids: entries.map(\.cell), deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
                 eventLoop: eventLoop
             ) { answers in
                 outstanding -= 1
@@ -124,7 +141,7 @@ extension CommandRouter {
                         fail(entry, .pluginTimeout, "Plugin \"\(plugin.name)\" did not configure the cell within \(state.configuration.pluginDeadlineMilliseconds) ms.")
                         continue
                     }
-                    guard let answer = answers[entry.id] else {
+                    guard let answer = answers[entry.cell] else {
                         fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" is gone or gave no answer for this cell.")
                         continue
                     }
@@ -136,15 +153,33 @@ extension CommandRouter {
                     guard case .object(let content)? = answer["content"] else {
                         plugin.errors += 1
                         fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" sent content of the wrong shape.")
-                        plugin.connection.disconnect(reason: "configured: cell \(entry.id) has no content object")
+                        plugin.connection.disconnect(reason: "configured: cell \(entry.cell) has no content object")
                         continue
                     }
+                    // A plugin providing several types may answer with any of them (UIKit: a cell given
+                    // another content configuration type); a type it does not provide is a protocol error.
+                    var contentType = type
+                    if let named = content["type"] {
+                        guard case .string(let name) = named, plugin.types.contains(name) else {
+                            plugin.errors += 1
+                            fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" answered with a content type it does not provide.")
+                            plugin.connection.disconnect(reason: "configured: cell \(entry.cell) has content type \(named), not one of \(plugin.types)")
+                            continue
+                        }
+                        contentType = name
+                    }
                     let configured = entry.registration.configured(
-                        withPluginContent: content, background: answer["background"], accessories: answer["accessories"], entry.context)
-                    let previous = view.cells.cells[entry.id]?.contentType
-                    if view.cells.configured(entry.id, with: configured) {
+                        withPluginContent: content, type: "plugin:" + contentType, background: answer["background"],
+                        accessories: answer["accessories"], entry.context)
+                    // The view may have let the cell go (or reused it for another item) while the plugin worked.
+                    guard view.cells.cells[entry.cell]?.displayedFor == entry.key else {
+                        replies[entry.index].configured = configured
+                        continue
+                    }
+                    let previous = view.cells.cells[entry.cell]?.contentType
+                    if view.cells.configured(entry.cell, with: configured) {
                         replies[entry.index].replacedWarning =
-                            "Cell \(entry.id) of registration \"\(entry.registration.name)\" had a \(previous ?? "") configuration and now gets a \(configured.type) one: use separate registrations for different types of cells."
+                            "Cell \(entry.cell) of registration \"\(entry.registration.name)\" had a \(previous ?? "") configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
                     }
                     replies[entry.index].configured = configured
                 }

@@ -38,6 +38,13 @@ enum DemoData {
             ]),
             ("emojiPlainCell", ["contentConfiguration": ["type": "cell", "text": "{{text}}"]]),
             ("numberCell", ["contentConfiguration": ["type": "cell", "text": "{{value}}"]]),
+            // Through the example plugins (scripts/demo runs them): the seed's Home cards, dates in Seoul
+            // time, and the seed's EmojiContentConfiguration.
+            ("homeCard", [
+                "contentConfiguration": ["type": "plugin:card", "utcOffsetMinutes": 540, "dateFormat": "yyyy.MM.dd"],
+                "background": ["type": "listGroupedCell", "cornerRadius": 12],
+            ]),
+            ("largeEmoji", ["contentConfiguration": ["type": "plugin:emoji"]]),
         ]
         return definitions.map { try! Registration(name: $0.0, definition: $0.1) }
     }

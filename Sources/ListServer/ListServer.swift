@@ -19,13 +19,19 @@ public final class ListServer: Sendable {
     private let channel: Channel
     private let state: NIOLoopBound<ServerState>
     private let ownsSocketFile: String?
+    /// Starts, restarts and stops the configured plugin executables.
+    public let supervisor: PluginSupervisor
     public let logger: Logger
 
-    private init(group: MultiThreadedEventLoopGroup, channel: Channel, state: NIOLoopBound<ServerState>, ownsSocketFile: String?, logger: Logger) {
+    private init(
+        group: MultiThreadedEventLoopGroup, channel: Channel, state: NIOLoopBound<ServerState>, ownsSocketFile: String?,
+        supervisor: PluginSupervisor, logger: Logger
+    ) {
         self.group = group
         self.channel = channel
         self.state = state
         self.ownsSocketFile = ownsSocketFile
+        self.supervisor = supervisor
         self.logger = logger
     }
 
@@ -81,9 +87,35 @@ public final class ListServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        let server = ListServer(group: group, channel: channel, state: state, ownsSocketFile: ownsSocketFile, logger: logger)
+        // Plugins connect to the socket's path: the one bound, or the one systemd bound for us.
+        let socketPath: String
+        switch configuration.listener {
+        case .path(let path): socketPath = path
+        case .inheritedDescriptor(let descriptor, let path): socketPath = path ?? boundPath(of: descriptor) ?? ""
+        }
+        let supervisor = PluginSupervisor(socketPath: socketPath, logger: logger)
+        let server = ListServer(group: group, channel: channel, state: state, ownsSocketFile: ownsSocketFile, supervisor: supervisor, logger: logger)
+        try await loop.submit { state.value.supervisor = supervisor }.get()
         try await server.startTimers()
+        if !configuration.plugins.isEmpty {
+            if socketPath.isEmpty { logger.error("the inherited socket has no path: plugins cannot connect, so none is started") }
+            else { await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds)) }
+        }
         return server
+    }
+
+    /// The path a Unix socket is bound to (`getsockname`), if it has one.
+    private static func boundPath(of descriptor: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard result == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: &address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
     }
 
     /// Refuses to take over a socket another process is serving; removes a stale one.
@@ -136,7 +168,8 @@ public final class ListServer: Sendable {
     }
 
     /// Puts new limits in force (the listener and the demo flag stay as they are). Connections opened
-    /// from now on use the new line limit; every other limit applies to the next request.
+    /// from now on use the new line limit; every other limit applies to the next request. Plugins no
+    /// longer listed are stopped, new ones started; the others keep running.
     public func reload(_ configuration: ServerConfiguration) async {
         let state = self.state
         try? await channel.eventLoop.submit {
@@ -145,6 +178,7 @@ public final class ListServer: Sendable {
             updated.demo = state.value.configuration.demo
             state.value.configuration = updated
         }.get()
+        await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds))
         logger.info("reloaded the configuration")
     }
 
@@ -165,6 +199,9 @@ public final class ListServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         if let path = ownsSocketFile { unlink(path) }
+        // Plugins last: the views drained above may still have needed them.
+        let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000
+        await supervisor.stopAll(grace: .milliseconds(pluginGrace))
         try? await group.shutdownGracefully()
     }
 }

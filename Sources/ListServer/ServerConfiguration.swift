@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumPooledCells: Int = 256
     /// How long a plugin may take to configure a batch of cells before they fail with `plugin-timeout`.
     public var pluginDeadlineMilliseconds: Int = 250
+    /// Plugin executables listd starts, restarts when they exit and stops on shutdown.
+    public var plugins: [SupervisedPluginSpec] = []
+    /// How long a supervised plugin has to exit after SIGTERM before it gets SIGKILL.
+    public var pluginStopGraceMilliseconds: Int = 3_000
     /// Preload the demo data sources built from the seeds' data.
     public var demo: Bool = false
 

@@ -17,6 +17,8 @@ final class ServerState {
     var registrationOrder: [String] = []
     /// Connected plugins by the content type they provide (`emoji` for registrations of `plugin:emoji`).
     var pluginsByType: [String: PluginSession] = [:]
+    /// The plugin processes listd runs itself (set once the socket listens).
+    var supervisor: PluginSupervisor?
     var connections: [Int: ConnectionHandler] = [:]
     private var nextConnectionID = 1
     var isShuttingDown = false

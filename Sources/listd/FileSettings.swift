@@ -6,15 +6,19 @@ import ListWire
     import Glibc
 #endif
 
-/// The optional `--config` file: a JSON object with limits and the log level, e.g.
-/// `{"maxLineBytes": 16777216, "maxViewQueueBytes": 33554432, "logLevel": "info"}`.
+/// The optional `--config` file: a JSON object with limits, the log level and plugins, e.g.
+/// `{"maxLineBytes": 16777216, "logLevel": "info", "pluginDirectory": "/usr/local/lib/listd/plugins",
+/// "plugins": ["/opt/card-plugin", {"name": "py", "command": ["/usr/bin/python3", "/opt/pycard.py"]}]}`.
 struct FileSettings {
     var values: [String: Int] = [:]
     var logLevel: String?
+    var plugins: [SupervisedPluginSpec] = []
+    var pluginDirectory: String?
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
+        "pluginStopGraceMilliseconds",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -33,6 +37,10 @@ struct FileSettings {
         for (key, value) in members {
             if key == "logLevel", case .string(let level) = value {
                 settings.logLevel = level
+            } else if key == "pluginDirectory", case .string(let directory) = value {
+                settings.pluginDirectory = directory
+            } else if key == "plugins", case .array(let entries) = value {
+                for entry in entries { settings.plugins.append(try plugin(entry, path: path)) }
             } else if keys.contains(key), case .int(let number) = value, number > 0 {
                 settings.values[key] = number
             } else {
@@ -40,6 +48,20 @@ struct FileSettings {
             }
         }
         return settings
+    }
+
+    /// A plugin entry: an executable's path, or `{"name"?, "command": [executable, arguments…]}`.
+    private static func plugin(_ entry: JSONValue, path: String) throws -> SupervisedPluginSpec {
+        if case .string(let executable) = entry, executable.hasPrefix("/") { return SupervisedPluginSpec(executable: executable) }
+        if case .object(let members) = entry, case .array(let command)? = members["command"],
+            let parts = Optional(command.compactMap(\.stringValue)), parts.count == command.count,
+            let executable = parts.first, executable.hasPrefix("/"),
+            members.keys.allSatisfy({ $0 == "name" || $0 == "command" })
+        {
+            return SupervisedPluginSpec(name: members["name"]?.stringValue, executable: executable, arguments: Array(parts.dropFirst()))
+        }
+        throw SettingsError(
+            "\(path): a \"plugins\" entry is an absolute executable path or {\"name\", \"command\": [\"/absolute/path\", arguments…]}")
     }
 
     func apply(to configuration: inout ServerConfiguration) {
@@ -53,6 +75,8 @@ struct FileSettings {
         if let value = values["maxRegistrations"] { configuration.maximumRegistrations = value }
         if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
         if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
+        if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
+        configuration.plugins += plugins
     }
 }
 

@@ -32,8 +32,14 @@ struct Listd: AsyncParsableCommand {
     @Option(help: "A JSON configuration file (limits and log level); re-read on SIGHUP.")
     var config: String?
 
-    @Flag(help: "Preload the demo data sources (home, emoji) built from the seeds' data.")
+    @Flag(help: "Preload the demo data sources (home, emoji) built from the seeds' data, with registrations for the example plugins.")
     var demo = false
+
+    @Option(name: .customLong("plugin"), help: ArgumentHelp("A plugin executable to run and keep running (repeatable).", valueName: "path"))
+    var plugins: [String] = []
+
+    @Option(help: "Run every executable in this directory as a plugin (re-read on SIGHUP).")
+    var pluginDirectory: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
@@ -100,6 +106,10 @@ struct Listd: AsyncParsableCommand {
         if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
         if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
         configuration.demo = demo
+        for directory in [settings.pluginDirectory, pluginDirectory].compactMap({ $0 }) {
+            configuration.plugins += PluginDirectory.executables(in: directory)
+        }
+        configuration.plugins += plugins.map { SupervisedPluginSpec(executable: PluginDirectory.absolute($0)) }
         return configuration
     }
 
@@ -109,6 +119,33 @@ struct Listd: AsyncParsableCommand {
         if getuid() == 0 { return "/run/listd.sock" }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/listd.sock" }
         throw ValidationError("No socket path: pass --socket, or set LISTD_SOCKET or XDG_RUNTIME_DIR.")
+    }
+}
+
+/// Finds plugin executables.
+enum PluginDirectory {
+    /// The regular, executable, non-hidden files of `directory`, by name; none when it does not exist.
+    static func executables(in directory: String) -> [SupervisedPluginSpec] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix(".") else { continue }
+            var status = stat()
+            let path = directory + "/" + name
+            guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, access(path, X_OK) == 0 else { continue }
+            names.append(name)
+        }
+        return names.sorted().map { SupervisedPluginSpec(executable: absolute(directory + "/" + $0)) }
+    }
+
+    /// `path` made absolute against the working directory.
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
     }
 }
 

@@ -50,4 +50,25 @@ struct PluginKitTests {
         cell = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
         #expect(cell["content"]?["text"] == "😀")
     }
+
+    @Test func theCardPluginShowsTheHomeScreensCards() throws {
+        let card = binaryDirectory.appendingPathComponent("card-plugin").path
+        let daemon = try Daemon(arguments: ["--demo", "--plugin", card])
+        #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue.first?["name"] == "card" })
+        let connection = try daemon.connect()
+        // The demo's homeCard registration (plugin:card) for every section of home.
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "home", "rules": [], "default": "homeCard"])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "home", "view": "cards"])["ok"] == true)
+        let cells = try connection.request(["cmd": "dequeue", "view": "cards", "indexPaths": [[0, 0], [1, 0], [2, 0]]]).result()["cells"]!.arrayValue
+        #expect(cells[0]["content"] == [
+            "type": "plugin:card", "kind": "consult", "text": "감기에 걸렸을때 어느 병원으로 가야할까요?", "readCount": 22,
+            "date": "2021.10.29", "secondaryText": "22 reads · 2021.10.29",
+        ])
+        #expect(cells[1]["content"] == ["type": "plugin:card", "kind": "company", "text": "닥프렌즈 병원", "secondaryText": "서울 특별시", "image": "🏥"])
+        #expect(cells[2]["content"]?["kind"] == "expert" && cells[2]["content"]?["text"] == "박지혜" && cells[2]["content"]?["secondaryText"] == "한의사")
+        #expect(cells.allSatisfy { $0["background"]?["type"] == "listGroupedCell" }, "the registration's background")
+        // Selecting a card reconfigures it through the plugin.
+        let selected = try connection.request(["cmd": "setState", "view": "cards", "item": "company-1", "state": ["selected": true]]).result()["cell"]!
+        #expect(selected["content"]?["selected"] == true)
+    }
 }

@@ -97,7 +97,7 @@ struct PluginTests {
         #expect(ContinuousClock.now - start < .seconds(2))
         #expect(try connection.readJSON()?["id"] == 2)
         let stats = try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue[0]
-        #expect(stats["timeouts"] == 1)
+        #expect(stats["timeouts"] == 1 && stats["pending"] == 0, "nothing left waiting")
         _ = plugin
     }
 
@@ -144,5 +144,115 @@ struct PluginTests {
         #expect(try second.request(["cmd": "configured", "request": 1, "cells": []]).errorCode == "invalid-request", "not a plugin")
         #expect(try daemon.request(["cmd": "register", "registration": "bad", "contentConfiguration": ["type": "plugin:"]]).errorCode == "invalid-registration")
         _ = first
+    }
+
+    @Test func pluginCellsFollowStateAndPayloadChanges() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon)
+        let plugin = try PluginProcess(daemon)
+        #expect(try eventually { try pluginCount(daemon) == 1 })
+        let cell = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        let id = try #require(cell["cell"])
+
+        // setState: the reply waits for the plugin's new content; the cellUpdated event follows it.
+        let selected = try connection.request(["cmd": "setState", "view": "v", "cell": id, "state": ["selected": true]]).result()["cell"]!
+        #expect(selected["cell"] == id && selected["content"]?["text"] == "✓ 감기" && selected["state"] == ["selected": true])
+        let event = try #require(try connection.readJSON())
+        #expect(event["event"] == "cellUpdated" && event["cell"]?["content"]?["text"] == "✓ 감기")
+
+        // A payload change from another client: the same cell, configured by the plugin again.
+        let writer = try daemon.connect()
+        #expect(try writer.request(["cmd": "updateItems", "dataSource": "d", "items": [["id": "c1", "data": ["title": "독감", "n": 1]]]])["ok"] == true)
+        #expect(try connection.readJSON()?["event"] == "changes")
+        let updated = try #require(try connection.readJSON())
+        #expect(updated["event"] == "cellUpdated" && updated["cell"]?["cell"] == id)
+        #expect(updated["cell"]?["content"] == ["type": "plugin:pycard", "text": "✓ 독감"])
+        #expect(try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue[0]["requests"] == 3)
+
+        // Without the plugin, the cell keeps its last content and the event says why.
+        plugin.kill()
+        #expect(try eventually { try pluginCount(daemon) == 0 })
+        #expect(try writer.request(["cmd": "reconfigureItems", "dataSource": "d", "items": ["c1"]])["ok"] == true)
+        #expect(try connection.readJSON()?["event"] == "changes")
+        let failed = try #require(try connection.readJSON())
+        #expect(failed["cell"]?["error"]?["code"] == "plugin-unavailable")
+        #expect(failed["cell"]?["content"]?["text"] == "✓ 독감", "the previous content stays")
+        let stillShown = try connection.request(["cmd": "setState", "view": "v", "cell": id, "state": ["selected": false]]).result()["cell"]!
+        #expect(stillShown["error"]?["code"] == "plugin-unavailable" && stillShown["state"] == [:])
+        #expect(try connection.request(["cmd": "endDisplaying", "view": "v", "cells": [id]]).result()["released"] == 1, "still displayed")
+    }
+
+    @Test func aPluginSwitchingContentTypesTriggersTheReplacedWarning() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon)
+        let plugin = try PluginProcess(daemon, arguments: ["--alternate"])
+        #expect(try eventually { try pluginCount(daemon) == 1 })
+        let first = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(first["content"]?["type"] == "plugin:pycard" && first["warnings"] == nil)
+        // The same cell, configured again: the plugin answers with its other type this time.
+        let second = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(second["cell"] == first["cell"])
+        #expect(second["content"]?["type"] == "plugin:pycardCompact")
+        #expect(second["warnings"]?.arrayValue.first?["code"] == "content-configuration-replaced")
+        let registration = try daemon.request(["cmd": "registrations"]).result()["registrations"]!.arrayValue.first { $0["registration"] == "card" }
+        #expect(registration?["contentConfigurationsReplaced"] == 1)
+        _ = plugin
+    }
+
+    @Test func aPluginNamingATypeItDoesNotProvideIsDisconnected() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon)
+        let fake = try daemon.connect()
+        #expect(try fake.request(["cmd": "hello", "role": "plugin", "name": "liar", "provides": ["pycard"]])["ok"] == true)
+        try connection.send(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]])
+        let configure = try #require(try fake.readJSON())
+        #expect(configure["event"] == "configure")
+        let cellID = try #require(configure["cells"]?.arrayValue.first?["cell"])
+        try fake.send(["cmd": "configured", "request": configure["request"]!, "cells": [["cell": cellID, "content": ["type": "emoji", "text": "x"]]]])
+        let reply = try #require(try connection.readJSON())
+        #expect(reply.result()["cells"]?.arrayValue.first?["error"]?["code"] == "plugin-unavailable")
+        #expect(try eventually { try pluginCount(daemon) == 0 }, "disconnected")
+    }
+
+    @Test func concurrentDequeuesMixPluginAndBuiltInCells() throws {
+        let daemon = try Daemon()
+        let owner = try setUp(daemon)
+        // 200 more items in each section, then four views on four connections dequeueing at once.
+        let consults: [JSONValue] = (0..<200).map { ["id": .string("k\($0)"), "data": ["title": .string("Consult \($0)")]] }
+        let others: [JSONValue] = (0..<200).map { ["id": .string("p\($0)"), "data": ["title": .string("Plain \($0)")]] }
+        #expect(try owner.request(["cmd": "appendItems", "dataSource": "d", "toSection": "consult", "items": .array(consults)])["ok"] == true)
+        #expect(try owner.request(["cmd": "appendItems", "dataSource": "d", "toSection": "other", "items": .array(others)])["ok"] == true)
+        let plugin = try PluginProcess(daemon)
+        #expect(try eventually { try pluginCount(daemon) == 1 })
+        let failures = Failures()
+        let socketPath = daemon.socketPath
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            do {
+                let connection = try LineConnection(path: socketPath)
+                let view = "w\(index)"
+                guard try connection.request(["cmd": "attach", "dataSource": "d", "view": .string(view)])["ok"] == true else { throw ClientError("attach") }
+                for round in 0..<20 {
+                    // Ten consult (plugin) and ten plain (built-in) cells, interleaved.
+                    let start = (round * 10 + index * 7) % 190
+                    var paths: [JSONValue] = []
+                    for offset in 0..<10 { paths += [[0, .int(2 + start + offset)], [1, .int(1 + start + offset)]] }
+                    let reply = try connection.request(["cmd": "dequeue", "view": .string(view), "indexPaths": .array(paths)])
+                    guard let cells = reply["result"]?["cells"]?.arrayValue else { throw ClientError("dequeue failed: \(reply)") }
+                    for (position, cell) in cells.enumerated() {
+                        let offset = position / 2
+                        let expected = position % 2 == 0 ? "Consult \(start + offset)" : "Plain \(start + offset)"
+                        if cell["content"]?["text"]?.stringValue != expected { failures.add("\(view): \(cell), expected \(expected)") }
+                    }
+                    let ids = cells.compactMap { $0["cell"] }
+                    _ = try connection.request(["cmd": "endDisplaying", "view": .string(view), "cells": .array(ids)])
+                }
+            } catch {
+                failures.add("\(error)")
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
+        let stats = try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue[0]
+        #expect(stats["cells"] == 800 && stats["requests"] == 80 && stats["pending"] == 0 && stats["timeouts"] == 0)
+        _ = plugin
     }
 }

@@ -3,9 +3,11 @@
 language-neutral. It provides the content type "pycard" (registrations use "plugin:pycard"): the item's
 title as text, and its `regDate` (milliseconds since 1970) as a date in the secondary text.
 
-Usage: pycard.py [--socket PATH] [--hang] [--garbage]
-  --hang     never answer configure requests (to test deadlines)
-  --garbage  answer with a line that is not JSON (to test disconnection)
+Usage: pycard.py [--socket PATH] [--hang] [--garbage] [--alternate]
+  --hang       never answer configure requests (to test deadlines)
+  --garbage    answer with a line that is not JSON (to test disconnection)
+  --alternate  also provide "pycardCompact", and answer with it every other time (to test the
+               content-configuration-replaced warning)
 The socket defaults to $LISTD_SOCKET."""
 import datetime, json, os, socket, sys
 
@@ -23,7 +25,10 @@ def main():
         stream.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
         stream.flush()
 
-    send({"cmd": "hello", "role": "plugin", "name": "pycard", "provides": ["pycard"], "protocol": 1})
+    alternate = "--alternate" in args
+    provides = ["pycard", "pycardCompact"] if alternate else ["pycard"]
+    send({"cmd": "hello", "role": "plugin", "name": "pycard", "provides": provides, "protocol": 1})
+    answered = 0
     for line in stream:
         message = json.loads(line)
         if message.get("event") != "configure":
@@ -43,6 +48,9 @@ def main():
                 content["secondaryText"] = day.strftime("%Y-%m-%d")
             if (cell.get("state") or {}).get("selected"):
                 content["text"] = "✓ " + content["text"]
+            if alternate and answered % 2 == 1:
+                content["type"] = "pycardCompact"
+            answered += 1
             answers.append({"cell": cell["cell"], "content": content})
         send({"cmd": "configured", "request": message["request"], "cells": answers})
 

@@ -1,0 +1,141 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+/// Plugins listd starts itself: `--plugin`, `plugins` in the configuration file, `--plugin-directory`.
+@Suite("Supervised plugins", .serialized)
+struct SupervisorTests {
+    func supervised(_ daemon: Daemon) throws -> [JSONValue] {
+        try daemon.request(["cmd": "stats"]).result()["supervisedPlugins"]?.arrayValue ?? []
+    }
+
+    func connectedPlugins(_ daemon: Daemon) throws -> [String] {
+        try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue.compactMap { $0["name"]?.stringValue }.sorted()
+    }
+
+    /// Whether `pid` runs (a zombie waiting for a parent that does not reap it does not count).
+    func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+        else { return false }
+        return state != "Z"
+    }
+
+    @Test func listdStartsRestartsAndStopsItsPlugins() throws {
+        let emoji = binaryDirectory.appendingPathComponent("emoji-plugin").path
+        let daemon = try Daemon(
+            arguments: ["--plugin", emoji],
+            configuration: ["plugins": [["name": "py", "command": ["/usr/bin/env", "python3", .string(pycard)]]], "pluginStopGraceMilliseconds": 2_000])
+        #expect(try eventually { try connectedPlugins(daemon) == ["emoji", "pycard"] })
+        var plugins = try supervised(daemon)
+        #expect(plugins.map { $0["name"] } == ["py", "emoji-plugin"])
+        #expect(plugins.allSatisfy { $0["running"] == true && $0["starts"] == 1 })
+
+        // The supervised plugin serves cells like any other.
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "register", "registration": "big", "contentConfiguration": ["type": "plugin:emoji"]])["ok"] == true)
+        #expect(try connection.request(["cmd": "appendSections", "dataSource": "e", "sections": ["S"]])["ok"] == true)
+        #expect(try connection.request(["cmd": "appendItems", "dataSource": "e", "items": [["id": "x", "data": ["text": "🐶"]]]])["ok"] == true)
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "e", "rules": [], "default": "big"])["ok"] == true)
+        #expect(try connection.request(["cmd": "attach", "dataSource": "e", "view": "v"])["ok"] == true)
+        let cell = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["content"]?["text"] == "🐶")
+
+        // Killed: started again, and its type works again.
+        let emojiPID = Int32(try #require(plugins[1]["pid"]?.intValue))
+        kill(emojiPID, SIGKILL)
+        #expect(try eventually { try supervised(daemon)[1]["starts"] == 2 && supervised(daemon)[1]["running"] == true })
+        #expect(try eventually { try connectedPlugins(daemon) == ["emoji", "pycard"] })
+        plugins = try supervised(daemon)
+        #expect(plugins[1]["lastExit"] == "killed by signal 9")
+        let again = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(again["content"]?["text"] == "🐶")
+
+        // Stopped with listd: SIGTERM reaches them (listd resets the signal mask it blocks for itself).
+        let pids = plugins.compactMap { $0["pid"]?.intValue.map(Int32.init) }
+        #expect(pids.count == 2 && pids.allSatisfy(isAlive))
+        let start = ContinuousClock.now
+        #expect(try daemon.stop() == 0)
+        #expect(ContinuousClock.now - start < .seconds(2), "no plugin needed SIGKILL")
+        #expect(pids.allSatisfy { !isAlive($0) })
+        let log = daemon.log
+        #expect(log.contains("emoji: serving emoji on"), "the plugin's stderr is in listd's log")
+        #expect(log.contains("plugin exited (killed by signal 9)"))
+        #expect(log.contains("plugin stopped (killed by signal 15)"))
+    }
+
+    @Test func aFailingPluginIsRestartedLessAndLessOften() throws {
+        let daemon = try Daemon(arguments: ["--plugin", "/bin/false"])
+        Thread.sleep(forTimeInterval: 1.6)
+        let plugin = try #require(try supervised(daemon).first)
+        // Delays of 0.1, 0.2, 0.4 and 0.8 s: about 4 or 5 starts in 1.6 s, not hundreds.
+        let starts = try #require(plugin["starts"]?.intValue)
+        #expect((3...6).contains(starts), "\(starts) starts")
+        #expect(plugin["lastExit"] == "exit status 1")
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func aPluginIgnoringSIGTERMIsKilledAfterTheGracePeriod() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = directory + "/stubborn"
+        try "#!/bin/sh\ntrap '' TERM\necho stubborn plugin here >&2\nwhile :; do sleep 0.1; done\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        try "not executable".write(toFile: directory + "/notes.txt", atomically: true, encoding: .utf8)
+        let daemon = try Daemon(arguments: ["--plugin-directory", directory], configuration: ["pluginStopGraceMilliseconds": 500])
+        #expect(try eventually { try supervised(daemon).first?["running"] == true })
+        #expect(try supervised(daemon).map { $0["name"] } == ["stubborn"], "only the directory's executables")
+        let pid = Int32(try #require(try supervised(daemon)[0]["pid"]?.intValue))
+        Thread.sleep(forTimeInterval: 0.2)
+        let start = ContinuousClock.now
+        #expect(try daemon.stop() == 0)
+        let took = ContinuousClock.now - start
+        #expect(took >= .milliseconds(450) && took < .seconds(3), "\(took)")
+        #expect(!isAlive(pid))
+        let log = daemon.log
+        #expect(log.contains("stubborn plugin here"))
+        #expect(log.contains("did not stop within"))
+        #expect(log.contains("plugin stopped (killed by signal 9)"))
+    }
+
+    @Test func reloadStartsAndStopsPlugins() throws {
+        let daemon = try Daemon(configuration: ["plugins": [["name": "py", "command": ["/usr/bin/env", "python3", .string(pycard)]]]])
+        #expect(try eventually { try connectedPlugins(daemon) == ["pycard"] })
+        let pid = Int32(try #require(try supervised(daemon)[0]["pid"]?.intValue))
+        let emoji = binaryDirectory.appendingPathComponent("emoji-plugin").path
+        try Data(JSONValue.object(["plugins": [.string(emoji)]]).jsonBytes).write(to: URL(fileURLWithPath: daemon.directory + "/listd.json"))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        #expect(try eventually { try connectedPlugins(daemon) == ["emoji"] })
+        #expect(try eventually { !isAlive(pid) })
+        #expect(try supervised(daemon).map { $0["name"] } == ["emoji-plugin"])
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func aPluginWhoseListdIsGoneExits() throws {
+        let emoji = binaryDirectory.appendingPathComponent("emoji-plugin").path
+        let daemon = try Daemon(arguments: ["--plugin", emoji])
+        #expect(try eventually { try connectedPlugins(daemon) == ["emoji"] })
+        let pid = Int32(try #require(try supervised(daemon)[0]["pid"]?.intValue))
+        // listd killed outright (no chance to stop its plugins): the plugin notices and exits.
+        #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
+        #expect(try eventually { !isAlive(pid) })
+    }
+
+    @Test func badPluginSettingsStopListdAtStart() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try #"{"plugins": ["relative/path"]}"#.write(toFile: directory + "/bad.json", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = binaryDirectory.appendingPathComponent("listd")
+        process.arguments = ["--socket", directory + "/s", "--config", directory + "/bad.json"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("absolute executable path"))
+    }
+}
