@@ -295,36 +295,49 @@ func fanOutBenchmark(socket: String, views: Int) {
 
 /// Dequeue throughput for the built-in list configuration with a two-field template: batches of
 /// `batch` index paths (and endDisplaying of the previous batch), pipelined `pipeline` deep.
-func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
-    let connection = try! LineConnection(path: socket)
+/// What one dequeue run measured.
+struct DequeueRun {
+    var cellsPerSecond: Double
+    var p50Milliseconds: Double
+    var p99Milliseconds: Double
+    var serverMicrosecondsPerCell: Double
+    var created: Int
+    var dequeued: Int
+}
+
+/// A 100,000-item data source `dataSource` whose cells all come from registration `registration`.
+func prepareDequeue(_ connection: LineConnection, dataSource: String, registration: String, contentConfiguration: JSONValue) {
     let count = 100_000
-    _ = try! connection.request([
-        "cmd": "register", "registration": "bench",
-        "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{subtitle}}"],
-    ])
+    _ = try! connection.request(["cmd": "register", "registration": .string(registration), "contentConfiguration": contentConfiguration])
     var writer = JSONWriter(capacity: count * 80)
     writer.beginObject()
     writer.key("cmd"); writer.string("apply")
-    writer.key("dataSource"); writer.string("cells")
+    writer.key("dataSource"); writer.string(dataSource)
     writer.key("snapshot"); writer.beginObject(); writer.key("sections"); writer.beginArray(); writer.beginObject()
     writer.key("id"); writer.string("S"); writer.key("items"); writer.beginArray()
     for index in 0..<count {
-        writer.value(["id": .string("i\(index)"), "data": ["title": .string("Item \(index)"), "subtitle": .string("Subtitle \(index)")]])
+        writer.value(["id": .string("i\(index)"), "data": ["title": .string("Item \(index)"), "subtitle": .string("Subtitle \(index)"), "text": "😀"]])
     }
     writer.endArray(); writer.endObject(); writer.endArray(); writer.endObject(); writer.endObject()
     try! connection.send(bytes: writer.bytes + [0x0A])
     _ = try! connection.readLine(timeout: .seconds(60))
-    _ = try! connection.request(["cmd": "setCellProvider", "dataSource": "cells", "rules": [], "default": "bench"])
-    _ = try! connection.request(["cmd": "attach", "dataSource": "cells", "view": "bench"])
+    _ = try! connection.request(["cmd": "setCellProvider", "dataSource": .string(dataSource), "rules": [], "default": .string(registration)])
+    _ = try! connection.request(["cmd": "attach", "dataSource": .string(dataSource), "view": .string(dataSource)])
+}
 
-    // Requests: dequeue a batch, then end displaying it (cells c1… are reused round after round).
+/// Scrolls view `dataSource` (see `prepareDequeue`) as a view does: each write ends displaying the
+/// previous batch and dequeues the next; every batch's round trip is timed.
+func runDequeue(_ connection: LineConnection, dataSource view: String, registration: String, batch: Int, rounds: Int, listdPID: pid_t) -> DequeueRun {
+    let count = 100_000
     var lines: [[UInt8]] = []
     for round in 0..<rounds {
         let first = (round * batch) % (count - batch)
         let paths = (first..<first + batch).map { "[0,\($0)]" }.joined(separator: ",")
-        lines.append(Array(#"{"cmd":"dequeue","view":"bench","indexPaths":[\#(paths)]}"#.utf8) + [0x0A])
+        lines.append(Array(#"{"cmd":"dequeue","view":"\#(view)","indexPaths":[\#(paths)]}"#.utf8) + [0x0A])
     }
     var cellsDequeued = 0
+    var latencies: [UInt64] = []
+    latencies.reserveCapacity(rounds)
     let cpuBefore = cpuSeconds(listdPID)
     let start = nanoseconds()
     let marker = Array(#""cell":""#.utf8)
@@ -347,25 +360,82 @@ func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) 
         }
         return ids
     }
-    // As a scrolling view does: each write ends displaying the previous batch and dequeues the next.
     var previous: [String] = []
     for line in lines {
         var bytes = line
         if !previous.isEmpty {
-            bytes = Array((#"{"cmd":"endDisplaying","view":"bench","cells":["# + previous.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n").utf8) + line
+            bytes = Array((#"{"cmd":"endDisplaying","view":"\#(view)","cells":["# + previous.map { "\"\($0)\"" }.joined(separator: ",") + "]}\n").utf8) + line
         }
+        let sent = nanoseconds()
         try! connection.send(bytes: bytes)
         if !previous.isEmpty { _ = try! connection.readLine(timeout: .seconds(30)) }
-        previous = cellIDs(try! connection.readLine(timeout: .seconds(30))!)
+        let reply = try! connection.readLine(timeout: .seconds(30))!
+        latencies.append(nanoseconds() - sent)
+        if cellsDequeued == 0, reply.count < 100_000, String(decoding: reply, as: UTF8.self).contains("\"error\"") {
+            fatalError("dequeue failed: \(String(decoding: reply.prefix(600), as: UTF8.self))")
+        }
+        previous = cellIDs(reply)
         cellsDequeued += previous.count
     }
     let elapsed = Double(nanoseconds() - start) / 1e9
     let serverCPU = cpuSeconds(listdPID) - cpuBefore
     let stats = try! connection.request(["cmd": "registrations"])
-    let created = stats["result"]?["registrations"]?.arrayValue.first?["created"]?.intValue ?? 0
-    print("dequeue, batches of \(batch) (with endDisplaying of the previous batch in the same write): \(Int(Double(cellsDequeued) / elapsed)) cells/s end to end; "
-        + "listd used \(fixed(serverCPU / Double(cellsDequeued) * 1e6, 2)) µs of CPU per cell (\(Int(Double(cellsDequeued) / serverCPU)) cells per CPU-second); "
-        + "\(created) cells created for \(cellsDequeued) dequeued")
+    let created = stats["result"]?["registrations"]?.arrayValue.first { $0["registration"]?.stringValue == registration }?["created"]?.intValue ?? 0
+    latencies.sort()
+    return DequeueRun(
+        cellsPerSecond: Double(cellsDequeued) / elapsed, p50Milliseconds: percentile(latencies, 0.5) / 1e3,
+        p99Milliseconds: percentile(latencies, 0.99) / 1e3, serverMicrosecondsPerCell: serverCPU / Double(cellsDequeued) * 1e6,
+        created: created, dequeued: cellsDequeued)
+}
+
+func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
+    let connection = try! LineConnection(path: socket)
+    let dataSource = "cells\(batch)"
+    prepareDequeue(connection, dataSource: dataSource, registration: "bench\(batch)", contentConfiguration: [
+        "type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{subtitle}}",
+    ])
+    let run = runDequeue(connection, dataSource: dataSource, registration: "bench\(batch)", batch: batch, rounds: rounds, listdPID: listdPID)
+    print("dequeue, batches of \(batch) (with endDisplaying of the previous batch in the same write): \(Int(run.cellsPerSecond)) cells/s end to end, "
+        + "p50 \(fixed(run.p50Milliseconds, 3)) ms, p99 \(fixed(run.p99Milliseconds, 3)) ms per batch; "
+        + "listd used \(fixed(run.serverMicrosecondsPerCell, 2)) µs of CPU per cell (\(Int(1e6 / run.serverMicrosecondsPerCell)) cells per CPU-second); "
+        + "\(run.created) cells created for \(run.dequeued) dequeued")
+}
+
+/// The same scroll through the emoji plugin (built with ListPluginKit, a separate process) and through a
+/// built-in registration showing the same thing: cells/s, p50/p99 per batch of 50, and the difference.
+func pluginBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
+    var pluginPID: pid_t = 0
+    let arguments = [binaryDirectory() + "/emoji-plugin", "--socket", socket]
+    var cArguments = arguments.map { strdup($0) } + [nil]
+    precondition(posix_spawn(&pluginPID, arguments[0], nil, nil, &cArguments, environ) == 0, "cannot start \(arguments[0])")
+    defer {
+        kill(pluginPID, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pluginPID, &status, 0)
+    }
+    let connection = try! LineConnection(path: socket)
+    for _ in 0..<500 {
+        if connection.requestOrNil(["cmd": "stats"])?["result"]?["plugins"]?.arrayValue.isEmpty == false { break }
+        usleep(10_000)
+    }
+    prepareDequeue(connection, dataSource: "viaPlugin", registration: "pluginEmoji", contentConfiguration: ["type": "plugin:emoji"])
+    prepareDequeue(connection, dataSource: "builtIn", registration: "builtInEmoji", contentConfiguration: [
+        "type": "cell", "text": "{{text}}", "textProperties": ["font": "largeTitle", "alignment": "center"],
+    ])
+    // Warm both paths up, then measure.
+    _ = runDequeue(connection, dataSource: "viaPlugin", registration: "pluginEmoji", batch: batch, rounds: rounds / 10, listdPID: listdPID)
+    _ = runDequeue(connection, dataSource: "builtIn", registration: "builtInEmoji", batch: batch, rounds: rounds / 10, listdPID: listdPID)
+    let pluginCPUBefore = cpuSeconds(pluginPID)
+    let viaPlugin = runDequeue(connection, dataSource: "viaPlugin", registration: "pluginEmoji", batch: batch, rounds: rounds, listdPID: listdPID)
+    let pluginCPU = cpuSeconds(pluginPID) - pluginCPUBefore
+    let builtIn = runDequeue(connection, dataSource: "builtIn", registration: "builtInEmoji", batch: batch, rounds: rounds, listdPID: listdPID)
+    for (name, run) in [("through the emoji plugin (ListPluginKit)", viaPlugin), ("built-in registration, same cells", builtIn)] {
+        print("dequeue \(name), batches of \(batch): \(Int(run.cellsPerSecond)) cells/s, p50 \(fixed(run.p50Milliseconds, 3)) ms, "
+            + "p99 \(fixed(run.p99Milliseconds, 3)) ms per batch; listd \(fixed(run.serverMicrosecondsPerCell, 2)) µs CPU per cell")
+    }
+    print("plugin overhead: \(fixed(builtIn.cellsPerSecond / viaPlugin.cellsPerSecond, 2))× the time per cell, "
+        + "+\(fixed(viaPlugin.p99Milliseconds - builtIn.p99Milliseconds, 3)) ms p99 per batch; the plugin process used "
+        + "\(fixed(pluginCPU / Double(viaPlugin.dequeued) * 1e6, 2)) µs of CPU per cell")
 }
 
 // MARK: Scrolling a million items
@@ -447,9 +517,15 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
+if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
     print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")
 }
 kill(pid, SIGTERM)
 var status: Int32 = 0
 waitpid(pid, &status, 0)
+
+extension LineConnection {
+    /// A request's reply, or nil when the request fails.
+    func requestOrNil(_ value: JSONValue) -> JSONValue? { try? request(value) }
+}

@@ -141,6 +141,9 @@ public struct Registration: Sendable {
         contentType.hasPrefix("plugin:") ? String(contentType.dropFirst("plugin:".count)) : nil
     }
 
+    /// Whether the content configuration has properties besides its type.
+    public var hasContentProperties: Bool { !content.isEmpty }
+
     /// For a plugin registration: the registration's content properties, rendered for the item (sent to
     /// the plugin with the cell).
     public func pluginProperties(_ context: TemplateContext) -> JSONValue {

@@ -105,15 +105,24 @@ public struct ListPlugin: Sendable {
         log("serving \(provides.joined(separator: ", ")) on \(socketPath)")
         while let message = try connection.readJSON(timeout: .seconds(365 * 24 * 3600)) {
             guard message["event"] == "configure", case .int(let request)? = message["request"] else { continue }
-            var answers: [JSONValue] = []
-            for cell in message["cells"]?.arrayValue ?? [] {
-                answers.append(answer(cell, configure))
-            }
-            try connection.send(["cmd": "configured", "request": .int(request), "cells": .array(answers)])
+            let cells = message["cells"]?.arrayValue ?? []
+            // The answer is written as it is made: no intermediate JSON values for the whole batch.
+            var writer = JSONWriter(capacity: 128 * cells.count + 64)
+            writer.beginObject()
+            writer.key("cmd")
+            writer.string("configured")
+            writer.key("request")
+            writer.int(request)
+            writer.key("cells")
+            writer.beginArray()
+            for cell in cells { answer(cell, configure, to: &writer) }
+            writer.endArray()
+            writer.endObject()
+            try connection.send(bytes: writer.bytes + [0x0A])
         }
     }
 
-    private func answer(_ value: JSONValue, _ configure: (PluginCell) throws -> PluginContent) -> JSONValue {
+    private func answer(_ value: JSONValue, _ configure: (PluginCell) throws -> PluginContent, to writer: inout JSONWriter) {
         let id = value["cell"]?.stringValue ?? ""
         let path = value["indexPath"]?.arrayValue ?? []
         let cell = PluginCell(
@@ -121,15 +130,26 @@ public struct ListPlugin: Sendable {
             indexPath: IndexPath(section: path.first?.intValue ?? 0, item: path.last?.intValue ?? 0),
             item: value["item"]?.stringValue ?? "", data: value["data"] ?? .null, state: value["state"] ?? [:],
             properties: value["properties"] ?? [:])
+        writer.beginObject()
+        writer.key("cell")
+        writer.string(id)
         do {
             let result = try configure(cell)
-            var answer: [String: JSONValue] = ["cell": .string(id), "content": .object(result.content)]
-            if let background = result.background { answer["background"] = background }
-            if let accessories = result.accessories { answer["accessories"] = accessories }
-            return .object(answer)
+            writer.key("content")
+            writer.value(.object(result.content))
+            if let background = result.background {
+                writer.key("background")
+                writer.value(background)
+            }
+            if let accessories = result.accessories {
+                writer.key("accessories")
+                writer.value(accessories)
+            }
         } catch {
-            return ["cell": .string(id), "error": ["message": .string("\(error)")]]
+            writer.key("error")
+            writer.value(["message": .string("\(error)")])
         }
+        writer.endObject()
     }
 
     /// Started by listd (`LISTD_SUPERVISOR_PID`) and that listd has exited (this process was re-parented).

@@ -95,6 +95,49 @@ extension CommandRouter {
         case reconfigure
     }
 
+    /// One cell of a configure event: `{cell, registration, type, indexPath, item, data, state, properties}`,
+    /// written straight from the model (this is the plugin path's hottest loop).
+    static func writeConfigureCell(_ entry: PluginCellRequest, type: String, to writer: inout JSONWriter) {
+        let context = entry.context
+        writer.beginObject()
+        writer.key("cell")
+        writer.string(entry.cell)
+        writer.key("registration")
+        writer.string(entry.registration.name)
+        writer.key("type")
+        writer.string(type)
+        writer.key("indexPath")
+        writer.indexPath(context.indexPath)
+        writer.key("item")
+        writer.string(context.item)
+        writer.key("data")
+        writer.value(context.data)
+        // As in dequeue replies: only the flags that are on, and the custom keys.
+        writer.key("state")
+        let state = context.state
+        writer.beginObject()
+        for (name, on) in [
+            ("selected", state.selected), ("highlighted", state.highlighted), ("focused", state.focused), ("disabled", state.disabled),
+            ("editing", state.editing), ("expanded", state.expanded), ("swiped", state.swiped), ("reordering", state.reordering),
+        ] where on {
+            writer.key(name)
+            writer.bool(true)
+        }
+        for (name, value) in state.custom.sorted(by: { $0.key < $1.key }) {
+            writer.key(name)
+            writer.value(value)
+        }
+        writer.endObject()
+        writer.key("properties")
+        if entry.registration.hasContentProperties {
+            writer.value(entry.registration.pluginProperties(context))
+        } else {
+            writer.beginObject()
+            writer.endObject()
+        }
+        writer.endObject()
+    }
+
     /// Sends plugin cells to their plugins (one configure request per plugin), and calls `done` once every
     /// one has an answer, an error or has timed out. `replies` holds every cell of the reply, in order;
     /// plugin cells are placeholders until then.
@@ -123,17 +166,9 @@ extension CommandRouter {
                 continue
             }
             outstanding += 1
-            let cells: [JSONValue] = entries.map { entry in
-                [
-                    "cell": .string(entry.cell), "registration": .string(entry.registration.name), "type": .string(type),
-                    "indexPath": [.int(entry.context.indexPath.section), .int(entry.context.indexPath.item)],
-                    "item": .string(entry.context.item), "data": entry.context.data, "state": entry.context.state.json,
-                    "properties": entry.registration.pluginProperties(entry.context),
-                ]
-            }
             plugin.configure(
-                cells: cells, ids: entries.map(\.cell), deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
-                eventLoop: eventLoop
+                ids: entries.map(\.cell), writeCells: { writer in for entry in entries { writeConfigureCell(entry, type: type, to: &writer) } },
+                deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)), eventLoop: eventLoop
             ) { answers in
                 outstanding -= 1
                 for entry in entries {

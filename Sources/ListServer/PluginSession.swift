@@ -37,21 +37,27 @@ final class PluginSession {
         self.connection = connection
     }
 
-    /// Sends a configure request for `cells` (each the object the protocol describes) and calls
-    /// `complete` with the answers by cell id, or with `nil` when the deadline passes first.
-    func configure(cells: [JSONValue], ids: [String], deadline: TimeAmount, eventLoop: EventLoop, complete: @escaping ([String: JSONValue]?) -> Void) {
+    /// Sends a configure request for the cells `ids` (`writeCells` writes each as the object the protocol
+    /// describes, into the `cells` array) and calls `complete` with the answers by cell id, or with `nil`
+    /// when the deadline passes first.
+    func configure(
+        ids: [String], writeCells: (inout JSONWriter) -> Void, deadline: TimeAmount, eventLoop: EventLoop,
+        complete: @escaping ([String: JSONValue]?) -> Void
+    ) {
         let request = nextRequest
         nextRequest += 1
         requests += 1
-        cellsRequested += cells.count
-        var writer = JSONWriter(capacity: 256 * cells.count)
+        cellsRequested += ids.count
+        var writer = JSONWriter(capacity: 256 * ids.count)
         writer.beginObject()
         writer.key("event")
         writer.string("configure")
         writer.key("request")
         writer.int(request)
         writer.key("cells")
-        writer.value(.array(cells))
+        writer.beginArray()
+        writeCells(&writer)
+        writer.endArray()
         writer.endObject()
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         let timer = eventLoop.scheduleTask(in: deadline) { bound.value.expire(request) }

@@ -114,9 +114,10 @@ public struct JSONWriter: Sendable {
             endArray()
         case .object(let members):
             beginObject()
-            for name in members.keys.sorted() {
+            // Sorted pairs: one pass, no look-up per key.
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
                 key(name)
-                self.value(members[name]!)
+                self.value(member)
             }
             endObject()
         }
