@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ListWire", targets: ["ListWire"]),
         // Cell registrations, content configurations and reuse pools.
         .library(name: "CellCore", targets: ["CellCore"]),
+        .library(name: "ListLayout", targets: ["ListLayout"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
         // Makes a plugin cell provider a few lines (see README, "Plugins").
@@ -36,6 +37,9 @@ let package = Package(
         ),
         .testTarget(name: "CellCoreTests", dependencies: ["CellCore", "DiffableCore"]),
         .target(name: "ListWire", dependencies: ["DiffableCore"]),
+        // Compositional layouts: the description a data source holds, and the layout computed for a terminal.
+        .target(name: "ListLayout", dependencies: ["DiffableCore"]),
+        .testTarget(name: "ListLayoutTests", dependencies: ["ListLayout", "DiffableCore"]),
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.

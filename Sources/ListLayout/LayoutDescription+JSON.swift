@@ -1,0 +1,216 @@
+import DiffableCore
+
+/// A layout description that does not follow the vocabulary; `path` names the offending member.
+public struct LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var description: String { "\(path): \(message)" }
+
+    init(_ path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+}
+
+extension LayoutDescription {
+    /// Reads `{"default"?: SECTION, "sections"?: {id: SECTION}}`, where a SECTION is
+    /// `{"list": {appearance, headerMode, footerMode, showsSeparators}}` or
+    /// `{"item"?: ITEM, "group": GROUP, "interGroupSpacing"?, "contentInsets"?, "orthogonalScrollingBehavior"?,
+    /// "header"?: {elementKind?, height?}, "footer"?: {…}}` (see PROTOCOL.md, "Layouts").
+    ///
+    /// - Throws: `LayoutError` naming the first member that is unknown, missing or out of range.
+    public init(json: JSONValue) throws(LayoutError) {
+        let members = try Self.object(json, "layout", allowed: ["default", "sections"])
+        self.init()
+        if let value = members["default"] { defaultLayout = try Self.section(value, "layout.default") }
+        if let value = members["sections"] {
+            for (identifier, section) in try Self.object(value, "layout.sections", allowed: nil) {
+                sections[identifier] = try Self.section(section, "layout.sections.\(identifier)")
+            }
+        }
+    }
+
+    /// The description as JSON (what `init(json:)` reads; members at their defaults are left out).
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["default": Self.json(defaultLayout)]
+        if !sections.isEmpty { members["sections"] = .object(sections.mapValues(Self.json)) }
+        return .object(members)
+    }
+
+    // MARK: Reading
+
+    private static func object(_ value: JSONValue, _ path: String, allowed: Set<String>?) throws(LayoutError) -> [String: JSONValue] {
+        guard case .object(let members) = value else { throw LayoutError(path, "must be an object") }
+        if let allowed, let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw LayoutError("\(path).\(unknown)", "is not a member here (expected \(allowed.sorted().joined(separator: ", ")))")
+        }
+        return members
+    }
+
+    private static func integer(_ value: JSONValue?, _ path: String, default fallback: Int, range: ClosedRange<Int> = 0...10_000) throws(LayoutError) -> Int {
+        guard let value else { return fallback }
+        guard let number = value.intValue, range.contains(number) else { throw LayoutError(path, "must be an integer in \(range)") }
+        return number
+    }
+
+    private static func choice<Choice: RawRepresentable & CaseIterable>(
+        _ value: JSONValue?, _ path: String, default fallback: Choice
+    ) throws(LayoutError) -> Choice where Choice.RawValue == String {
+        guard let value else { return fallback }
+        guard case .string(let name) = value, let choice = Choice(rawValue: name) else {
+            throw LayoutError(path, "must be one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return choice
+    }
+
+    private static func section(_ value: JSONValue, _ path: String) throws(LayoutError) -> SectionLayout {
+        let members = try object(
+            value, path,
+            allowed: ["list", "item", "group", "interGroupSpacing", "contentInsets", "orthogonalScrollingBehavior", "header", "footer"])
+        if let list = members["list"] {
+            guard members.count == 1 else { throw LayoutError(path, "a list section has only \"list\"") }
+            let options = try object(list, "\(path).list", allowed: ["appearance", "headerMode", "footerMode", "showsSeparators"])
+            var configuration = ListSectionConfiguration()
+            configuration.appearance = try choice(options["appearance"], "\(path).list.appearance", default: .plain)
+            configuration.headerMode = try choice(options["headerMode"], "\(path).list.headerMode", default: .none)
+            configuration.footerMode = try choice(options["footerMode"], "\(path).list.footerMode", default: .none)
+            if let separators = options["showsSeparators"] {
+                guard case .bool(let flag) = separators else { throw LayoutError("\(path).list.showsSeparators", "must be a boolean") }
+                configuration.showsSeparators = flag
+            }
+            return .list(configuration)
+        }
+        guard let groupValue = members["group"] else { throw LayoutError(path, "needs \"list\", or \"group\" (with items)") }
+        let sectionItem = try members["item"].map { (value) throws(LayoutError) in try item(value, "\(path).item") }
+        var grid = GridSectionLayout(group: try group(groupValue, "\(path).group", sectionItem: sectionItem))
+        grid.interGroupSpacing = try integer(members["interGroupSpacing"], "\(path).interGroupSpacing", default: 0, range: 0...1_000)
+        if let insets = members["contentInsets"] { grid.contentInsets = try edgeInsets(insets, "\(path).contentInsets") }
+        grid.orthogonalScrollingBehavior = try choice(members["orthogonalScrollingBehavior"], "\(path).orthogonalScrollingBehavior", default: .none)
+        if let header = members["header"] { grid.header = try boundary(header, "\(path).header", defaultKind: "header") }
+        if let footer = members["footer"] { grid.footer = try boundary(footer, "\(path).footer", defaultKind: "footer") }
+        return .grid(grid)
+    }
+
+    private static func group(_ value: JSONValue, _ path: String, sectionItem: ItemLayout?) throws(LayoutError) -> GroupLayout {
+        let members = try object(value, path, allowed: ["axis", "width", "height", "count", "subitems", "item", "interItemSpacing"])
+        let axis: GroupLayout.Axis
+        switch members["axis"] {
+        case .string("horizontal")?: axis = .horizontal
+        case .string("vertical")?: axis = .vertical
+        default: throw LayoutError("\(path).axis", "must be \"horizontal\" or \"vertical\"")
+        }
+        guard let width = members["width"] else { throw LayoutError("\(path).width", "is required") }
+        guard let height = members["height"] else { throw LayoutError("\(path).height", "is required") }
+        var subitems: [ItemLayout] = []
+        if let item = members["item"] { subitems.append(try self.item(item, "\(path).item")) }
+        if let list = members["subitems"] {
+            guard case .array(let values) = list else { throw LayoutError("\(path).subitems", "must be an array of items") }
+            for (index, value) in values.enumerated() { subitems.append(try item(value, "\(path).subitems[\(index)]")) }
+        }
+        if subitems.isEmpty, let sectionItem { subitems = [sectionItem] }
+        guard !subitems.isEmpty else { throw LayoutError(path, "needs \"item\" or \"subitems\" (here or in the section)") }
+        var group = GroupLayout(
+            axis: axis, width: try dimension(width, "\(path).width"), height: try dimension(height, "\(path).height"), subitems: subitems)
+        if let count = members["count"] { group.count = try integer(count, "\(path).count", default: 1, range: 1...1_000) }
+        group.interItemSpacing = try integer(members["interItemSpacing"], "\(path).interItemSpacing", default: 0, range: 0...1_000)
+        return group
+    }
+
+    private static func item(_ value: JSONValue, _ path: String) throws(LayoutError) -> ItemLayout {
+        let members = try object(value, path, allowed: ["width", "height", "contentInsets"])
+        guard let width = members["width"] else { throw LayoutError("\(path).width", "is required") }
+        guard let height = members["height"] else { throw LayoutError("\(path).height", "is required") }
+        var item = ItemLayout(width: try dimension(width, "\(path).width"), height: try dimension(height, "\(path).height"))
+        if let insets = members["contentInsets"] { item.contentInsets = try edgeInsets(insets, "\(path).contentInsets") }
+        return item
+    }
+
+    private static func dimension(_ value: JSONValue, _ path: String) throws(LayoutError) -> LayoutDimension {
+        let members = try object(value, path, allowed: ["fractionalWidth", "fractionalHeight", "absolute", "estimated"])
+        guard members.count == 1, let (kind, amount) = members.first else {
+            throw LayoutError(path, "must have exactly one of fractionalWidth, fractionalHeight, absolute, estimated")
+        }
+        switch kind {
+        case "fractionalWidth", "fractionalHeight":
+            let fraction: Double
+            switch amount {
+            case .int(let number): fraction = Double(number)
+            case .double(let number): fraction = number
+            default: throw LayoutError("\(path).\(kind)", "must be a number in (0, 1]")
+            }
+            guard fraction > 0 && fraction <= 1 else { throw LayoutError("\(path).\(kind)", "must be a number in (0, 1]") }
+            return kind == "fractionalWidth" ? .fractionalWidth(fraction) : .fractionalHeight(fraction)
+        case "absolute": return .absolute(try integer(amount, "\(path).absolute", default: 1, range: 1...10_000))
+        default: return .estimated(try integer(amount, "\(path).estimated", default: 1, range: 1...10_000))
+        }
+    }
+
+    private static func edgeInsets(_ value: JSONValue, _ path: String) throws(LayoutError) -> EdgeInsets {
+        let members = try object(value, path, allowed: ["top", "leading", "bottom", "trailing"])
+        return EdgeInsets(
+            top: try integer(members["top"], "\(path).top", default: 0, range: 0...1_000),
+            leading: try integer(members["leading"], "\(path).leading", default: 0, range: 0...1_000),
+            bottom: try integer(members["bottom"], "\(path).bottom", default: 0, range: 0...1_000),
+            trailing: try integer(members["trailing"], "\(path).trailing", default: 0, range: 0...1_000))
+    }
+
+    private static func boundary(_ value: JSONValue, _ path: String, defaultKind: String) throws(LayoutError) -> BoundaryItem {
+        let members = try object(value, path, allowed: ["elementKind", "height"])
+        var kind = defaultKind
+        if let named = members["elementKind"] {
+            guard case .string(let name) = named, !name.isEmpty else { throw LayoutError("\(path).elementKind", "must be a non-empty string") }
+            kind = name
+        }
+        return BoundaryItem(elementKind: kind, height: try integer(members["height"], "\(path).height", default: 1, range: 1...100))
+    }
+
+    // MARK: Writing
+
+    private static func json(_ section: SectionLayout) -> JSONValue {
+        switch section {
+        case .list(let list):
+            return ["list": [
+                "appearance": .string(list.appearance.rawValue), "headerMode": .string(list.headerMode.rawValue),
+                "footerMode": .string(list.footerMode.rawValue), "showsSeparators": .bool(list.showsSeparators),
+            ]]
+        case .grid(let grid):
+            var members: [String: JSONValue] = [
+                "group": json(grid.group), "orthogonalScrollingBehavior": .string(grid.orthogonalScrollingBehavior.rawValue),
+            ]
+            if grid.interGroupSpacing != 0 { members["interGroupSpacing"] = .int(grid.interGroupSpacing) }
+            if grid.contentInsets != EdgeInsets() { members["contentInsets"] = json(grid.contentInsets) }
+            if let header = grid.header { members["header"] = ["elementKind": .string(header.elementKind), "height": .int(header.height)] }
+            if let footer = grid.footer { members["footer"] = ["elementKind": .string(footer.elementKind), "height": .int(footer.height)] }
+            return .object(members)
+        }
+    }
+
+    private static func json(_ group: GroupLayout) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "axis": .string(group.axis.rawValue), "width": json(group.width), "height": json(group.height),
+            "subitems": .array(group.subitems.map(json)),
+        ]
+        if let count = group.count { members["count"] = .int(count) }
+        if group.interItemSpacing != 0 { members["interItemSpacing"] = .int(group.interItemSpacing) }
+        return .object(members)
+    }
+
+    private static func json(_ item: ItemLayout) -> JSONValue {
+        var members: [String: JSONValue] = ["width": json(item.width), "height": json(item.height)]
+        if item.contentInsets != EdgeInsets() { members["contentInsets"] = json(item.contentInsets) }
+        return .object(members)
+    }
+
+    private static func json(_ dimension: LayoutDimension) -> JSONValue {
+        switch dimension {
+        case .fractionalWidth(let fraction): return ["fractionalWidth": .double(fraction)]
+        case .fractionalHeight(let fraction): return ["fractionalHeight": .double(fraction)]
+        case .absolute(let amount): return ["absolute": .int(amount)]
+        case .estimated(let amount): return ["estimated": .int(amount)]
+        }
+    }
+
+    private static func json(_ insets: EdgeInsets) -> JSONValue {
+        ["top": .int(insets.top), "leading": .int(insets.leading), "bottom": .int(insets.bottom), "trailing": .int(insets.trailing)]
+    }
+}
