@@ -47,7 +47,7 @@ let package = Package(
             name: "ListServer",
             dependencies: [
                 "DiffableCore", "CellCore", "ListWire", "CSystemd",
-                .product(name: "NIOCore", package: "swift-nio"),
+                "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

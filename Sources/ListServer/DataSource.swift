@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListLayout
 import ListWire
 import NIOCore
 
@@ -16,6 +17,8 @@ final class DataSource {
     /// The cell provider rules (`setCellProvider`) and the supplementary providers by element kind.
     var cellProvider: CellProvider?
     var supplementaryProviders: [String: CellProvider] = [:]
+    /// The compositional layout every view renders (`setLayout`).
+    var layout = LayoutDescription()
     /// Attached views, by view name, in attach order.
     private(set) var views: [String: ViewSession] = [:]
     private(set) var viewOrder: [String] = []

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListLayout
 
 /// The demo data sources (`listd --demo`), built from the seeds' sample data: the Home screen's
 /// consult, company and expert lists, the emoji and numbers lists, and an emoji outline.
@@ -81,6 +82,24 @@ enum DemoData {
             .init(section: "expert", registration: "expertCell"),
         ])
         dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
+        // The seed's Home screen: consults in an inset grouped list, company cards in a row that pages
+        // sideways, experts in a two-column grid.
+        dataSource.layout = try! LayoutDescription(json: [
+            "default": ["list": ["appearance": "insetGrouped", "headerMode": "supplementary"]],
+            "sections": [
+                "company": [
+                    "item": ["width": ["fractionalWidth": 1], "height": ["fractionalHeight": 1]],
+                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 0.8], "height": ["absolute": 4]],
+                    "interGroupSpacing": 2, "orthogonalScrollingBehavior": "groupPaging", "header": [:],
+                    "contentInsets": ["leading": 2, "trailing": 2, "bottom": 1],
+                ],
+                "expert": [
+                    "item": ["width": ["fractionalWidth": 0.5], "height": ["fractionalHeight": 1], "contentInsets": ["leading": 1, "trailing": 1]],
+                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 3]],
+                    "interGroupSpacing": 1, "header": [:], "contentInsets": ["leading": 1, "trailing": 1],
+                ],
+            ],
+        ])
         return dataSource
     }
 
@@ -121,6 +140,18 @@ enum DemoData {
             .init(section: "numbers", registration: "numberCell"),
         ])
         dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
+        // The outline as a sidebar, the emojis in a five-column grid, the numbers in a plain list.
+        dataSource.layout = try! LayoutDescription(json: [
+            "default": ["list": ["appearance": "plain", "headerMode": "supplementary"]],
+            "sections": [
+                "outline": ["list": ["appearance": "sidebar", "headerMode": "supplementary"]],
+                "emojis": [
+                    "item": ["width": ["fractionalWidth": 1], "height": ["absolute": 1]],
+                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 1], "count": 5, "interItemSpacing": 1],
+                    "header": [:],
+                ],
+            ],
+        ])
         return dataSource
     }
 }
