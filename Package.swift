@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ListLayout", targets: ["ListLayout"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
+        .executable(name: "listview", targets: ["listview"]),
         // Makes a plugin cell provider a few lines (see README, "Plugins").
         .library(name: "ListPluginKit", targets: ["ListPluginKit"]),
         .executable(name: "emoji-plugin", targets: ["emoji-plugin"]),
@@ -63,6 +64,15 @@ let package = Package(
         ),
         // A blocking client of the socket: listctl, tests, benchmarks, the plugin kit.
         .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
+        // What a terminal view draws (cells, widths, the view's model), and the listview executable.
+        .target(name: "ListViewCore", dependencies: ["DiffableCore", "ListLayout"]),
+        .testTarget(name: "ListViewCoreTests", dependencies: ["ListViewCore", "ListLayout", "DiffableCore"]),
+        .executableTarget(
+            name: "listview",
+            dependencies: [
+                "ListViewCore", "ListLayout", "ListClient", "ListWire", "DiffableCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .target(name: "ListPluginKit", dependencies: ["ListClient", "ListWire", "DiffableCore"]),
         .executableTarget(name: "emoji-plugin", dependencies: ["ListPluginKit", "DiffableCore"], path: "plugins/emoji"),
         // The card plugin's pure part (what a Home card shows), and the plugin around it.
@@ -77,7 +87,7 @@ let package = Package(
             ]
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
-        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "emoji-plugin", "card-plugin"]),
+        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",

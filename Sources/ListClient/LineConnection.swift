@@ -49,6 +49,12 @@ public final class LineConnection {
 
     deinit { close(descriptor) }
 
+    /// The socket, for `poll` alongside other descriptors (read it only through this connection).
+    public var fileDescriptor: Int32 { descriptor }
+
+    /// Whether a whole line has been received and not read yet (poll would not report it).
+    public var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+
     /// Sends raw bytes as they are.
     public func send(bytes: [UInt8]) throws {
         var offset = 0

@@ -1,0 +1,311 @@
+import DiffableCore
+import ListLayout
+
+/// Everything a terminal view knows about what it shows: the data source's snapshot (kept current by
+/// applying pushed changes), its layout, the configured cells on screen, how far it is scrolled and
+/// where its cursor is. Pure: the `listview` executable does the talking to listd.
+public struct ViewModel: Sendable {
+    public var snapshot: Snapshot
+    public var version: Int
+    public var layoutDescription: LayoutDescription
+    /// Viewport size in terminal cells.
+    public var width: Int
+    public var height: Int
+    /// The first content row shown, and how far each orthogonally scrolling section is scrolled (by section identifier).
+    public var top = 0
+    public var horizontalOffsets: [String: Int] = [:]
+    /// The item the cursor is on.
+    public var cursor: String?
+
+    /// Configured cells on screen, by key (an item's identifier, or `supplementaryKey`).
+    public private(set) var cells: [String: JSONValue] = [:]
+    /// Rows a cell needed when it was configured, by item (self-sizing).
+    private var measured: [String: Int] = [:]
+    /// Supplementary views the data source has no registration for (not laid out).
+    private var absentSupplementaries: Set<String> = []
+
+    public init(snapshot: Snapshot, version: Int, layout: LayoutDescription, width: Int, height: Int) {
+        self.snapshot = snapshot
+        self.version = version
+        layoutDescription = layout
+        self.width = width
+        self.height = height
+    }
+
+    public static func supplementaryKey(_ elementKind: String, section: String) -> String { "\u{1}\(elementKind)\u{1}\(section)" }
+
+    // MARK: Layout
+
+    /// The layout for the current snapshot, size and measured cells.
+    public func layout() -> CollectionLayout {
+        let sections = snapshot.sections
+        let inputs = sections.map { SectionInput(identifier: $0.id, itemCount: (try? snapshot.numberOfItems(inSection: $0.id)) ?? 0) }
+        return CollectionLayout(
+            layoutDescription, sections: inputs, width: width, viewportHeight: height,
+            hasSupplementary: { section, kind in !absentSupplementaries.contains(Self.supplementaryKey(kind, section: sections[section].id)) },
+            measuredHeight: { section, item in
+                guard !measured.isEmpty, let identifier = snapshot.item(at: IndexPath(section: section, item: item))?.id else { return nil }
+                return measured[identifier]
+            })
+    }
+
+    /// What is on screen.
+    public func visibleElements(in layout: CollectionLayout) -> [VisibleElement] {
+        var offsets: [Int: Int] = [:]
+        for (index, section) in layout.sections.enumerated() where section.scrollsOrthogonally {
+            offsets[index] = horizontalOffsets[section.identifier] ?? 0
+        }
+        return layout.visibleElements(top: top, height: height, horizontalOffsets: offsets)
+    }
+
+    /// The key of a visible element.
+    public func key(of element: VisibleElement) -> String {
+        switch element.kind {
+        case .item(let index): return snapshot.item(at: IndexPath(section: element.section, item: index))?.id ?? ""
+        case .supplementary(let kind): return Self.supplementaryKey(kind, section: snapshot.sectionIdentifier(at: element.section) ?? "")
+        }
+    }
+
+    /// What to ask listd for: visible items and supplementary views without a cell yet, and the cells
+    /// that left the screen (to hand back with `endDisplaying`).
+    public func plan(_ visible: [VisibleElement]) -> (items: [IndexPath], supplementaries: [(elementKind: String, section: Int)], released: [String]) {
+        var items: [IndexPath] = []
+        var supplementaries: [(String, Int)] = []
+        var shown = Set<String>()
+        for element in visible {
+            let key = key(of: element)
+            shown.insert(key)
+            guard cells[key] == nil else { continue }
+            switch element.kind {
+            case .item(let index): items.append(IndexPath(section: element.section, item: index))
+            case .supplementary(let kind): supplementaries.append((kind, element.section))
+            }
+        }
+        let released = cells.filter { !shown.contains($0.key) }.compactMap { $0.value["cell"]?.stringValue }.sorted()
+        return (items, supplementaries, released)
+    }
+
+    // MARK: Cells
+
+    /// Records a configured cell (from dequeue, dequeueSupplementary, setState or cellUpdated); returns
+    /// whether its height changed (the layout must be computed again).
+    @discardableResult
+    public mutating func store(_ cell: JSONValue) -> Bool {
+        let key: String
+        if let item = cell["item"]?.stringValue {
+            key = item
+        } else if let kind = cell["elementKind"]?.stringValue, let section = cell["section"]?.stringValue {
+            key = Self.supplementaryKey(kind, section: section)
+        } else {
+            return false
+        }
+        if cell["content"] == nil, cell["error"] != nil, let previous = cells[key] {
+            // A failed reconfiguration keeps what was shown.
+            var kept = previous
+            if case .object(var members) = kept {
+                members["error"] = cell["error"]
+                kept = .object(members)
+            }
+            cells[key] = kept
+            return false
+        }
+        cells[key] = cell
+        guard cell["item"] != nil else { return false }
+        let rows = CellRenderer.height(of: cell)
+        let before = measured[key] ?? 1
+        measured[key] = rows == 1 ? nil : rows
+        return before != rows
+    }
+
+    /// The data source has no registration for this supplementary view: leave it out of the layout.
+    public mutating func markAbsent(elementKind: String, section: String) {
+        absentSupplementaries.insert(Self.supplementaryKey(elementKind, section: section))
+    }
+
+    /// Forgets cells that were handed back.
+    public mutating func forget(cellIdentifiers: Set<String>) {
+        cells = cells.filter { !cellIdentifiers.contains($0.value["cell"]?.stringValue ?? "") }
+    }
+
+    /// Forgets every cell (a re-attach starts over).
+    public mutating func forgetAllCells() {
+        cells = [:]
+        measured = [:]
+        absentSupplementaries = []
+    }
+
+    // MARK: Changes
+
+    /// Applies a pushed `changes` event with the core's stage application. Cells of deleted and
+    /// reloaded items and sections are forgotten (listd already took them back); reloaded ones are
+    /// dequeued again when visible. The cursor stays on its item wherever it moved.
+    public mutating func apply(_ changes: StagedChanges, version newVersion: Int, reloadData: Bool) throws {
+        try snapshot.apply(changes)
+        version = newVersion
+        if reloadData {
+            cells = [:]
+            measured = [:]
+        } else {
+            var reloadedSections = Set<String>()
+            for stage in changes.stages {
+                for reload in stage.itemReloads {
+                    cells[reload.item.id] = nil
+                    measured[reload.item.id] = nil
+                }
+                for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
+            }
+            cells = cells.filter { key, _ in
+                if key.hasPrefix("\u{1}") {
+                    let section = String(key.split(separator: "\u{1}", omittingEmptySubsequences: false).last ?? "")
+                    return snapshot.contains(section: section) && !reloadedSections.contains(section)
+                }
+                guard snapshot.contains(item: key) else { return false }
+                return reloadedSections.isEmpty || !reloadedSections.contains(snapshot.sectionIdentifier(containingItem: key) ?? "")
+            }
+            measured = measured.filter { snapshot.contains(item: $0.key) }
+        }
+        if let cursor, !snapshot.contains(item: cursor) { self.cursor = nil }
+        if cursor == nil { cursor = snapshot.item(at: IndexPath(section: 0, item: 0)).map(\.id) ?? firstItem() }
+    }
+
+    private func firstItem() -> String? {
+        for section in snapshot.sectionIdentifiers {
+            if let first = (try? snapshot.itemIdentifiers(inSection: section))?.first { return first }
+        }
+        return nil
+    }
+
+    // MARK: Scrolling and the cursor
+
+    /// Keeps `top` inside the content.
+    public mutating func clampScroll(_ layout: CollectionLayout) {
+        top = max(0, min(top, layout.contentHeight - height))
+    }
+
+    /// Scrolls so that the cursor's item is fully on screen (vertically, and sideways in its section).
+    public mutating func revealCursor(_ layout: CollectionLayout) {
+        guard let cursor, let path = snapshot.indexPath(ofItem: cursor), path.section < layout.sections.count else { return }
+        let section = layout.sections[path.section]
+        guard path.item < section.items.count else { return }
+        let frame = section.items[path.item]
+        // A section's header comes into view with its first row.
+        let sectionTop = path.item < section.itemsPerGroup ? section.frame.y : frame.y
+        if frame.y < top || sectionTop < top && frame.maxY - sectionTop <= height { top = min(frame.y, sectionTop) }
+        if frame.maxY > top + height { top = frame.maxY - height }
+        if section.scrollsOrthogonally {
+            var offset = horizontalOffsets[section.identifier] ?? 0
+            var steps = 0
+            while frame.x - offset < 0 && steps < 10_000 {
+                offset = layout.scrolled(section: path.section, from: offset, direction: -1)
+                steps += 1
+            }
+            while frame.maxX - offset > width && steps < 10_000 {
+                let next = layout.scrolled(section: path.section, from: offset, direction: 1)
+                if next == offset { break }
+                offset = next
+                steps += 1
+            }
+            horizontalOffsets[section.identifier] = offset
+        }
+        clampScroll(layout)
+    }
+
+    /// Moves the cursor `by` items in reading order (across sections).
+    public mutating func moveCursor(by delta: Int) {
+        guard let cursor, var path = snapshot.indexPath(ofItem: cursor) else {
+            self.cursor = firstItem()
+            return
+        }
+        var remaining = abs(delta)
+        while remaining > 0 {
+            if delta > 0 {
+                let count = (try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: path.section) ?? "")) ?? 0
+                if path.item + 1 < count {
+                    path.item += 1
+                } else {
+                    var next = path.section + 1
+                    while next < snapshot.numberOfSections, ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: next)!)) ?? 0) == 0 { next += 1 }
+                    guard next < snapshot.numberOfSections else { break }
+                    path = IndexPath(section: next, item: 0)
+                }
+            } else {
+                if path.item > 0 {
+                    path.item -= 1
+                } else {
+                    var previous = path.section - 1
+                    while previous >= 0, ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: previous)!)) ?? 0) == 0 { previous -= 1 }
+                    guard previous >= 0 else { break }
+                    path = IndexPath(section: previous, item: ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: previous)!)) ?? 1) - 1)
+                }
+            }
+            remaining -= 1
+        }
+        self.cursor = snapshot.item(at: path)?.id ?? cursor
+    }
+
+    /// Moves the cursor down (or up) a row: past the rest of its group in grids, out of a sideways
+    /// scrolling section at once.
+    public mutating func moveCursorRow(_ direction: Int, in layout: CollectionLayout) {
+        guard let cursor, let path = snapshot.indexPath(ofItem: cursor), path.section < layout.sections.count else {
+            moveCursor(by: direction)
+            return
+        }
+        let section = layout.sections[path.section]
+        if section.scrollsOrthogonally {
+            // Leave the band: to the first item after it, or the last before it.
+            let count = section.items.count
+            moveCursor(by: direction > 0 ? count - path.item : -(path.item + 1))
+            if direction < 0, let now = self.cursor, let moved = snapshot.indexPath(ofItem: now), moved.section == path.section { self.cursor = cursor }
+            return
+        }
+        // The next item whose row starts below (above) this one's, in the same column when there is one.
+        let frame = section.items[path.item]
+        var candidate = path.item + direction
+        while candidate >= 0 && candidate < section.items.count && section.items[candidate].y == frame.y { candidate += direction }
+        if candidate >= 0 && candidate < section.items.count {
+            let rowY = section.items[candidate].y
+            var best = candidate
+            var probe = candidate
+            while probe >= 0 && probe < section.items.count && section.items[probe].y == rowY {
+                if abs(section.items[probe].x - frame.x) < abs(section.items[best].x - frame.x) { best = probe }
+                probe += direction
+            }
+            self.cursor = snapshot.item(at: IndexPath(section: path.section, item: best))?.id ?? cursor
+        } else {
+            moveCursor(by: direction > 0 ? section.items.count - path.item : -(path.item + 1))
+        }
+    }
+
+    /// h / l: the previous or next item in the cursor's row (in a sideways band, scrolling it).
+    public mutating func moveCursorSideways(_ direction: Int, in layout: CollectionLayout) {
+        guard let cursor, let path = snapshot.indexPath(ofItem: cursor), path.section < layout.sections.count else { return }
+        let section = layout.sections[path.section]
+        let target = path.item + direction
+        guard target >= 0 && target < section.items.count else { return }
+        if section.scrollsOrthogonally || section.items[target].y == section.items[path.item].y {
+            self.cursor = snapshot.item(at: IndexPath(section: path.section, item: target))?.id ?? cursor
+        }
+    }
+
+    /// The cursor's section and item, when the cursor is on an item.
+    public var cursorPath: IndexPath? { cursor.flatMap { snapshot.indexPath(ofItem: $0) } }
+
+    // MARK: Drawing
+
+    /// Draws the visible part of `layout` with the cells on hand.
+    public func draw(_ layout: CollectionLayout, visible: [VisibleElement], on canvas: inout Canvas, showCursor: Bool) {
+        // Boxes of grouped lists first, cut by the viewport's top and bottom.
+        for section in layout.sections where section.frame.maxY > top && section.frame.y < top + height {
+            guard let box = section.box else { continue }
+            canvas.box(
+                x: box.x, y: box.y - top, width: box.width, height: box.height, openTop: box.y < top, openBottom: box.maxY > top + height)
+        }
+        for element in visible {
+            let key = key(of: element)
+            guard let cell = cells[key] else { continue }
+            let isCursor: Bool
+            if case .item = element.kind { isCursor = showCursor && key == cursor } else { isCursor = false }
+            CellRenderer.draw(cell, in: element.frame, on: &canvas, isCursor: isCursor)
+        }
+    }
+}

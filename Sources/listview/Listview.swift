@@ -1,0 +1,202 @@
+import ArgumentParser
+import DiffableCore
+import ListViewCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `listview`: a terminal view of a data source, laid out with its compositional layout.
+@main
+struct Listview: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listview",
+        abstract: "Shows a listd data source in the terminal, laid out with its compositional layout.",
+        discussion: """
+            Keys: j/k or ↓/↑ move, PgDn/PgUp page, g/G top/bottom, h/l or ←/→ move sideways (scrolling a \
+            section that scrolls orthogonally), Enter/space select, o expand/collapse an outline item, r \
+            re-attach, q quit. With --once, prints one frame as plain text and exits.
+            """)
+
+    @Option(help: "listd's socket (default: $LISTD_SOCKET, else $XDG_RUNTIME_DIR/listd.sock, else /run/listd.sock).")
+    var socket: String?
+
+    @Argument(help: "The data source to show.")
+    var dataSource: String
+
+    @Option(help: "The view's name (default: listview-PID).")
+    var view: String?
+
+    @Flag(help: "Print one frame as plain text and exit.")
+    var once = false
+
+    @Flag(help: "Print a frame as plain text now and after every change, until the data source goes away.")
+    var follow = false
+
+    @Option(help: "Frame width for --once and --follow (default: the terminal's, else 80).")
+    var width: Int?
+
+    @Option(help: "Frame height for --once and --follow (default: the terminal's, else 24).")
+    var height: Int?
+
+    @Option(help: "With --once / --follow: rows scrolled down first.")
+    var scroll: Int = 0
+
+    func validate() throws {
+        if let width, width < 10 { throw ValidationError("--width must be at least 10.") }
+        if let height, height < 2 { throw ValidationError("--height must be at least 2.") }
+        if scroll < 0 { throw ValidationError("--scroll cannot be negative.") }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let path = socket ?? Self.defaultSocketPath()
+        let name = view ?? "listview-\(getpid())"
+        if once || follow {
+            try printFrames(socket: path, view: name)
+        } else {
+            try interactive(socket: path, view: name)
+        }
+    }
+
+    static func defaultSocketPath() -> String {
+        if let value = getenv("LISTD_SOCKET"), value.pointee != 0 { return String(cString: value) }
+        if let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 { return String(cString: runtime) + "/listd.sock" }
+        return "/run/listd.sock"
+    }
+
+    // MARK: Plain frames
+
+    func printFrames(socket: String, view: String) throws {
+        let size = Terminal.size
+        let session: ViewSession
+        do {
+            session = try ViewSession(
+                socketPath: socket, dataSource: dataSource, viewName: view, width: width ?? size.width, height: height ?? size.height)
+        } catch {
+            throw fail("\(error)")
+        }
+        session.scroll(to: scroll)
+        try session.synchronize(revealCursor: false)
+        print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+        guard follow else {
+            session.detach()
+            return
+        }
+        var version = session.model.version
+        while session.ended == nil {
+            guard try session.receive(timeout: .seconds(365 * 24 * 3600)) else { throw fail("listd closed the connection") }
+            try session.synchronize(revealCursor: false)
+            if session.model.version != version {
+                version = session.model.version
+                print("── \(dataSource) version \(version) ──")
+                print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+                fflush(nil)
+            }
+        }
+        if let ended = session.ended { printError("listview: \(ended)") }
+    }
+
+    // MARK: Full screen
+
+    func interactive(socket: String, view: String) throws {
+        var size = Terminal.size
+        let session: ViewSession
+        do {
+            session = try ViewSession(socketPath: socket, dataSource: dataSource, viewName: view, width: size.width, height: size.height - 1)
+        } catch {
+            throw fail("\(error)")
+        }
+        try Terminal.enter()
+        defer { Terminal.restore() }
+        var input: [UInt8] = []
+        var needsDraw = true
+        var revealCursor = true
+        do {
+            while true {
+                if Terminal.resized != 0 {
+                    Terminal.resized = 0
+                    size = Terminal.size
+                    session.resize(width: size.width, height: size.height - 1)
+                    Terminal.write("\u{1B}[2J")
+                    needsDraw = true
+                    revealCursor = true
+                }
+                if needsDraw {
+                    try session.synchronize(revealCursor: revealCursor)
+                    try session.refreshCounters()
+                    if session.changedByEvents { try session.synchronize(revealCursor: false) }
+                    Terminal.write(session.frame(showCursor: true, status: true).terminalFrame)
+                    needsDraw = false
+                    revealCursor = false
+                }
+                if let ended = session.ended {
+                    Terminal.restore()
+                    throw fail(ended)
+                }
+                var pollers = [
+                    pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: session.connection.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                ]
+                if session.connection.hasBufferedLine || !session.connection.events.isEmpty {
+                    try session.handlePendingEvents()
+                    if session.connection.hasBufferedLine { _ = try session.receive() }
+                    needsDraw = true
+                    continue
+                }
+                let ready = poll(&pollers, 2, 1_000)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    throw ListviewError("poll failed")
+                }
+                if pollers[1].revents != 0 {
+                    guard try session.receive() else { throw fail("lost the connection to listd") }
+                    needsDraw = true
+                }
+                if pollers[0].revents != 0 {
+                    var chunk = [UInt8](repeating: 0, count: 256)
+                    let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+                    if count <= 0 { return }
+                    input += chunk[0..<count]
+                    for key in Key.decode(&input) {
+                        switch key {
+                        case .character("q"), .escape: 
+                            session.detach()
+                            return
+                        case .character("j"), .down: session.moveCursorRow(1)
+                        case .character("k"), .up: session.moveCursorRow(-1)
+                        case .character("l"), .right: session.moveCursorSideways(1)
+                        case .character("h"), .left: session.moveCursorSideways(-1)
+                        case .character("g"), .home: session.jump(toEnd: false)
+                        case .character("G"), .end: session.jump(toEnd: true)
+                        case .pageDown, .character("\u{06}"): session.page(1)
+                        case .pageUp, .character("\u{02}"): session.page(-1)
+                        case .enter, .character(" "): try session.toggleSelection()
+                        case .character("o"): try session.toggleExpansion()
+                        case .character("r"): try session.reattach()
+                        default: continue
+                        }
+                        revealCursor = true
+                        needsDraw = true
+                    }
+                }
+            }
+        } catch let error as ListviewError {
+            Terminal.restore()
+            throw fail(error.description)
+        } catch {
+            Terminal.restore()
+            throw fail("lost the connection to listd: \(error)")
+        }
+    }
+
+    private func fail(_ message: String) -> ExitCode {
+        printError("listview: \(message)")
+        return ExitCode(1)
+    }
+
+    private func printError(_ message: String) {
+        var bytes = Array((message + "\n").utf8)
+        _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,266 @@
+import DiffableCore
+import ListClient
+import ListLayout
+import ListViewCore
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One view attached to a data source: keeps the model in step with listd (attach, layout, pushed
+/// events), asks for exactly the cells on screen and hands back the ones that left it.
+final class ViewSession {
+    let socketPath: String
+    let dataSource: String
+    let viewName: String
+    private(set) var connection: LineConnection
+    private(set) var model: ViewModel
+    /// From `stats`, for the status line.
+    private(set) var created = 0
+    private(set) var reused = 0
+    /// Set when the view must stop (the data source was dropped, listd is stopping).
+    private(set) var ended: String?
+
+    init(socketPath: String, dataSource: String, viewName: String, width: Int, height: Int) throws {
+        self.socketPath = socketPath
+        self.dataSource = dataSource
+        self.viewName = viewName
+        connection = try LineConnection(path: socketPath)
+        model = ViewModel(snapshot: Snapshot(), version: 0, layout: LayoutDescription(), width: width, height: height)
+        try attach()
+    }
+
+    /// Attaches (again): the whole snapshot, the layout, no cells.
+    func attach() throws {
+        let reply = try request(["cmd": "attach", "dataSource": .string(dataSource), "view": .string(viewName)])
+        let result = reply["result"] ?? .null
+        let sections: [(section: Section, items: [Item])]
+        do throws(WireError) {
+            sections = try WireDecoding.snapshot(["sections": result["sections"] ?? []], field: "attach")
+        } catch {
+            throw ListviewError("listd sent a snapshot this listview cannot read: \(error.message)")
+        }
+        let snapshot = try Snapshot(sections)
+        let layoutReply = try request(["cmd": "layout", "dataSource": .string(dataSource)])
+        let layout = (try? LayoutDescription(json: layoutReply["result"]?["layout"] ?? [:])) ?? LayoutDescription()
+        let cursor = model.cursor
+        model = ViewModel(snapshot: snapshot, version: result["version"]?.intValue ?? 0, layout: layout, width: model.width, height: model.height)
+        model.cursor = cursor.flatMap { snapshot.contains(item: $0) ? $0 : nil } ?? snapshot.item(at: IndexPath(section: 0, item: 0))?.id
+    }
+
+    /// `r`: detach and attach again, everything fetched anew.
+    func reattach() throws {
+        _ = try? request(["cmd": "detach", "view": .string(viewName)])
+        model.forgetAllCells()
+        try attach()
+    }
+
+    /// After losing the connection (or an overflow): a new connection and a new attachment.
+    func reconnect() throws {
+        connection = try LineConnection(path: socketPath)
+        model.forgetAllCells()
+        try attach()
+    }
+
+    /// Scrolls to content row `row` (kept inside the content when laid out).
+    func scroll(to row: Int) { model.top = row }
+
+    func resize(width: Int, height: Int) {
+        model.width = width
+        model.height = height
+    }
+
+    /// A request and its reply; events that arrive first are handled on the way. An error reply throws.
+    @discardableResult
+    func request(_ value: JSONValue) throws -> JSONValue {
+        let reply = try connection.request(value)
+        try handlePendingEvents()
+        guard reply["ok"] == true else {
+            throw ListviewError("\(value["cmd"]?.stringValue ?? "request") failed: \(reply["error"]?["message"]?.stringValue ?? "\(reply)")")
+        }
+        return reply
+    }
+
+    /// Events set aside while waiting for replies, and lines already received.
+    func handlePendingEvents() throws {
+        while !connection.events.isEmpty {
+            let event = connection.events.removeFirst()
+            try handle(event)
+        }
+    }
+
+    /// Reads and handles what listd sent (events only), waiting up to `timeout` for the first line;
+    /// returns false when the connection ended.
+    func receive(timeout: Duration = .seconds(5)) throws -> Bool {
+        repeat {
+            guard let line = try connection.readJSON(timeout: timeout) else { return false }
+            if line["event"] != nil { try handle(line) }
+        } while connection.hasBufferedLine
+        return true
+    }
+
+    /// Set when an event changed the model; `synchronize` clears it.
+    private(set) var changedByEvents = false
+
+    private func handle(_ event: JSONValue) throws {
+        changedByEvents = true
+        switch event["event"]?.stringValue {
+        case "changes":
+            let version = event["version"]?.intValue ?? 0
+            guard version == model.version + 1 else {
+                // Out of step (a missed event): start over.
+                try reattach()
+                return
+            }
+            let changes: StagedChanges
+            do throws(WireError) {
+                changes = try WireDecoding.changes(event["changes"] ?? [:])
+            } catch {
+                throw ListviewError("listd sent changes this listview cannot read: \(error.message)")
+            }
+            do {
+                try model.apply(changes, version: version, reloadData: event["changes"]?["reloadData"] == true)
+            } catch {
+                try reattach()
+            }
+        case "cellUpdated":
+            if let cell = event["cell"], let key = cell["item"]?.stringValue, model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
+        case "layoutChanged":
+            if let layout = try? LayoutDescription(json: event["layout"] ?? [:]) { model.layoutDescription = layout }
+        case "dropped":
+            ended = "the data source \"\(dataSource)\" was dropped"
+        case "shutdown":
+            ended = "listd is stopping"
+        case "overflow":
+            try reconnect()
+        default:
+            break
+        }
+    }
+
+    /// Brings the cells in line with what is on screen: hands back the cells that left it, dequeues
+    /// the ones that came into view (in one batch), and lays out again while cells change size.
+    func synchronize(revealCursor: Bool) throws {
+        // Events can arrive with any reply: go round until a pass changes nothing.
+        for _ in 0..<8 {
+            changedByEvents = false
+            let layout = model.layout()
+            if revealCursor { model.revealCursor(layout) } else { model.clampScroll(layout) }
+            let visible = model.visibleElements(in: layout)
+            let plan = model.plan(visible)
+            if !plan.released.isEmpty { try endDisplaying(plan.released) }
+            var changed = false
+            if !plan.items.isEmpty {
+                let reply = try request([
+                    "cmd": "dequeue", "view": .string(viewName),
+                    "indexPaths": .array(plan.items.map { [.int($0.section), .int($0.item)] }),
+                ])
+                for cell in reply["result"]?["cells"]?.arrayValue ?? [] where model.store(cell) { changed = true }
+            }
+            for supplementary in plan.supplementaries {
+                let reply = try connection.request([
+                    "cmd": "dequeueSupplementary", "view": .string(viewName), "elementKind": .string(supplementary.elementKind),
+                    "indexPath": [.int(supplementary.section), 0],
+                ])
+                try handlePendingEvents()
+                if reply["ok"] == true, let cell = reply["result"]?["cell"] {
+                    model.store(cell)
+                } else if reply["error"]?["code"] == "no-registration" || reply["error"]?["code"] == "registration-not-found" {
+                    model.markAbsent(elementKind: supplementary.elementKind, section: model.snapshot.sectionIdentifier(at: supplementary.section) ?? "")
+                    changed = true
+                } else if reply["ok"] != true {
+                    throw ListviewError("dequeueSupplementary failed: \(reply["error"]?["message"]?.stringValue ?? "\(reply)")")
+                }
+            }
+            if !changed && !changedByEvents { return }
+        }
+    }
+
+    /// Hands cells back; one that listd already took back (its item went away meanwhile) is skipped.
+    private func endDisplaying(_ cells: [String]) throws {
+        let reply = try connection.request(["cmd": "endDisplaying", "view": .string(viewName), "cells": .array(cells.map { .string($0) })])
+        try handlePendingEvents()
+        if reply["ok"] != true {
+            for cell in cells { _ = try connection.request(["cmd": "endDisplaying", "view": .string(viewName), "cells": [.string(cell)]]) }
+            try handlePendingEvents()
+        }
+        model.forget(cellIdentifiers: Set(cells))
+    }
+
+    /// The view's cell counters from `stats`.
+    func refreshCounters() throws {
+        let stats = try request(["cmd": "stats"])
+        for view in stats["result"]?["cells"]?["views"]?.arrayValue ?? [] where view["view"]?.stringValue == viewName && view["dataSource"]?.stringValue == dataSource {
+            created = view["created"]?.intValue ?? 0
+            reused = view["reused"]?.intValue ?? 0
+        }
+    }
+
+    /// Draws the view (and, below it, the status line when `status` is given).
+    func frame(showCursor: Bool, status: Bool) -> Canvas {
+        var canvas = Canvas(width: model.width, height: model.height + (status ? 1 : 0))
+        let layout = model.layout()
+        let visible = model.visibleElements(in: layout)
+        model.draw(layout, visible: visible, on: &canvas, showCursor: showCursor)
+        if status {
+            let items = model.snapshot.sectionIdentifiers.reduce(0) { $0 + ((try? model.snapshot.numberOfItems(inSection: $1)) ?? 0) }
+            let line = " \(dataSource) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
+            canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
+            canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
+        }
+        return canvas
+    }
+
+    // MARK: Interaction
+
+    /// Toggles the cursor cell's selection (setState); the reconfigured cell comes back.
+    func toggleSelection() throws {
+        guard let item = model.cursor, let cell = model.cells[item] else { return }
+        let selected = cell["state"]?["selected"] == true
+        let reply = try request(["cmd": "setState", "view": .string(viewName), "item": .string(item), "state": ["selected": .bool(!selected)]])
+        if let updated = reply["result"]?["cell"] { model.store(updated) }
+    }
+
+    /// Expands or collapses the cursor's outline item (when its cell shows an outline disclosure).
+    func toggleExpansion() throws {
+        guard let item = model.cursor, let cell = model.cells[item], let path = model.cursorPath,
+            let disclosure = cell["accessories"]?.arrayValue.first(where: { $0["type"] == "outlineDisclosure" }),
+            let section = model.snapshot.sectionIdentifier(at: path.section)
+        else { return }
+        let command = disclosure["expanded"] == true ? "collapse" : "expand"
+        try request(["cmd": .string(command), "dataSource": .string(dataSource), "section": .string(section), "items": [.string(item)]])
+    }
+
+    func moveCursor(by delta: Int) { model.moveCursor(by: delta) }
+    func moveCursorRow(_ direction: Int) { model.moveCursorRow(direction, in: model.layout()) }
+    func moveCursorSideways(_ direction: Int) { model.moveCursorSideways(direction, in: model.layout()) }
+
+    func page(_ direction: Int) {
+        let layout = model.layout()
+        model.top += direction * max(1, model.height - 1)
+        model.clampScroll(layout)
+        // The cursor goes to the first item now fully on screen.
+        let visible = model.visibleElements(in: layout)
+        if let first = visible.first(where: { if case .item = $0.kind { return $0.frame.y >= 0 } else { return false } }) {
+            model.cursor = model.key(of: first)
+        }
+    }
+
+    func jump(toEnd: Bool) {
+        let layout = model.layout()
+        model.top = toEnd ? layout.contentHeight : 0
+        model.clampScroll(layout)
+        let sections = model.snapshot.sectionIdentifiers
+        let candidates = toEnd ? Array(sections.reversed()) : sections
+        for section in candidates {
+            guard let items = try? model.snapshot.itemIdentifiers(inSection: section), !items.isEmpty else { continue }
+            model.cursor = toEnd ? items.last : items.first
+            break
+        }
+    }
+
+    func detach() {
+        _ = try? connection.request(["cmd": "detach", "view": .string(viewName)])
+    }
+}
