@@ -46,6 +46,11 @@ enum Terminal {
             }
         }
         Glibc.signal(SIGWINCH) { _ in Terminal.resized = 1 }
+        // A parent may have left these blocked (the mask is inherited): they must reach the handlers.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH] { sigaddset(&handled, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
     }
 
     /// Puts the terminal back as it was. Safe to call more than once and from a signal handler (only

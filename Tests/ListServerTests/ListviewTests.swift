@@ -141,3 +141,170 @@ struct ListviewTests {
             """)
     }
 }
+
+/// listview in a real terminal: a detached tmux session on its own server socket.
+final class TmuxSession {
+    let server = "listd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let name = "view"
+
+    /// Starts `command` in a `width` × `height` terminal; after it exits, the shell prints its status
+    /// and whether the terminal is in canonical mode again, then waits.
+    init(_ command: String, width: Int, height: Int) throws {
+        try tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
+                  "\(command); echo EXITED $?; stty -a | grep -o -- '-\\?icanon'; sleep 60"])
+    }
+
+    deinit { _ = try? tmux(["kill-server"]) }
+
+    /// Runs tmux with posix_spawn and waitpid (Foundation's Process would wait for the tmux server too:
+    /// the server inherits the descriptor Process watches). Output goes through a temporary file.
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> String {
+        let outputPath = NSTemporaryDirectory() + "tmux-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TERM"] = "xterm-256color"
+        environment.removeValue(forKey: "TMUX")
+        let argv = (["tmux", "-L", server] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        // The terminal's programs start with no signal blocked, as from a login shell.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var pid: pid_t = 0
+        guard posix_spawnp(&pid, "tmux", &actions, &attributes, argv, envp) == 0 else { throw ClientError("cannot run tmux") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+
+    func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", name] + keys) }
+
+    /// The screen as text (with `escapes`, the SGR sequences too).
+    func screen(escapes: Bool = false) throws -> String {
+        try tmux(["capture-pane", "-p", "-t", name] + (escapes ? ["-e"] : []))
+    }
+
+    /// Waits until the screen satisfies `condition` (at most five seconds); returns the last screen.
+    @discardableResult
+    func waitForScreen(_ condition: (String) -> Bool) throws -> String {
+        var text = ""
+        for _ in 0..<100 {
+            text = try screen()
+            if condition(text) { return text }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return text
+    }
+
+    /// listview's process id (the pane's child).
+    func viewPID() throws -> Int32? {
+        let pane = try tmux(["display-message", "-p", "-t", name, "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let children = (try? String(contentsOfFile: "/proc/\(pane)/task/\(pane)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").first.flatMap { Int32($0) }
+    }
+}
+
+@Suite("listview in a terminal", .serialized)
+struct ListviewTerminalTests {
+    func listview(_ daemon: Daemon, _ arguments: String) -> String {
+        "\(binaryDirectory.appendingPathComponent("listview").path) --socket \(daemon.socketPath) \(arguments)"
+    }
+
+    @Test func scrollSelectExpandUpdateAndResize() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let terminal = try TmuxSession(listview(daemon, "emoji --view tv"), width: 50, height: 12)
+        var screen = try terminal.waitForScreen { $0.contains("› Smileys") && $0.contains("emoji · v0") }
+        #expect(screen.contains("› Smileys"))
+
+        // o expands the outline item under the cursor: its children appear under it.
+        try terminal.keys("o")
+        screen = try terminal.waitForScreen { $0.contains("😂 Laughing") }
+        #expect(screen.contains("⌄ Smileys") && screen.contains("😀 Happy"))
+
+        // j moves the cursor; Enter selects its cell (setState): listd now shows it selected for this view.
+        try terminal.keys("j", "Enter")
+        Thread.sleep(forTimeInterval: 0.3)
+        let cell = try daemon.request(["cmd": "dequeue", "view": "tv", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["item"] == "smileys/😀" && cell["state"]?["selected"] == true)
+        #expect(try terminal.screen(escapes: true).contains("\u{1B}[7m"), "drawn in reverse video")
+
+        // A change from another client shows up live.
+        #expect(try daemon.request(["cmd": "insertItems", "dataSource": "emoji", "items": [["id": "live", "data": ["text": "🆕"]]], "beforeItem": "😀"])["ok"] == true)
+        // G goes to the end (the numbers), and g back.
+        try terminal.keys("G")
+        screen = try terminal.waitForScreen { $0.contains("100") }
+        #expect(screen.contains("100") && !screen.contains("EMOJI"))
+        try terminal.keys("g")
+        screen = try terminal.waitForScreen { $0.contains("EMOJI") }
+        try terminal.keys("PageDown")
+        screen = try terminal.waitForScreen { $0.contains("🆕") }
+        #expect(screen.contains("🆕"), "the inserted emoji")
+
+        // A narrower terminal: laid out again at the new width.
+        try terminal.tmux(["resize-window", "-t", terminal.name, "-x", "30", "-y", "12"])
+        screen = try terminal.waitForScreen { text in text.split(separator: "\n").allSatisfy { $0.count <= 30 } && text.contains("emoji · v") }
+        #expect(screen.contains("emoji · v"))
+
+        try terminal.keys("q")
+        screen = try terminal.waitForScreen { $0.contains("icanon") }
+        #expect(screen.contains("EXITED 0") && screen.contains("icanon") && !screen.contains("-icanon"), "\(screen)")
+        #expect(try daemon.request(["cmd": "stats"]).result()["views"] == 0, "q detaches the view")
+    }
+
+    @Test func scrollingTenThousandItemsReusesCells() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{n}}"]])["ok"] == true)
+        let items: [JSONValue] = (0..<10_000).map { ["id": .string("i\($0)"), "data": ["n": .string("Item \($0)")]] }
+        #expect(try connection.request(["cmd": "apply", "dataSource": "big", "snapshot": ["sections": [["id": "S", "items": .array(items)]]]])["ok"] == true)
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "big", "rules": [], "default": "row"])["ok"] == true)
+        let terminal = try TmuxSession(listview(daemon, "big --view scroller"), width: 40, height: 21)
+        try terminal.waitForScreen { $0.contains("Item 19") }
+        // 20 rows on screen, a page is 19 rows: about 530 page turns to the bottom, a few at a time so
+        // that listview draws (and so dequeues and hands back) most pages on the way.
+        for _ in 0..<110 {
+            try terminal.tmux(["send-keys", "-t", terminal.name, "-N", "5", "NPage"])
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let screen = try terminal.waitForScreen { $0.contains("Item 9999") }
+        #expect(screen.contains("Item 9999"))
+        let view = try #require(try daemon.request(["cmd": "stats"]).result()["cells"]?["views"]?.arrayValue.first { $0["view"] == "scroller" })
+        let created = try #require(view["created"]?.intValue)
+        // The visible rows, one registration, and a small constant (a page turn shows a new page before
+        // the old one is handed back).
+        #expect(created <= 20 + 1 + 20, "\(created) cells created")
+        #expect((view["reused"]?.intValue ?? 0) >= 1_000, "pages drawn on the way reuse the cells of the pages before")
+        try terminal.keys("q")
+    }
+
+    @Test func theTerminalIsRestoredAfterSIGTERMAndALostDaemon() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let terminal = try TmuxSession(listview(daemon, "home"), width: 60, height: 20)
+        try terminal.waitForScreen { $0.contains("상담") }
+        let pid = try #require(try terminal.viewPID())
+        kill(pid, SIGTERM)
+        var screen = try terminal.waitForScreen { $0.contains("icanon") }
+        #expect(screen.contains("EXITED 143") && !screen.contains("-icanon") && !screen.contains("상담"), "\(screen)")
+
+        let second = try TmuxSession(listview(daemon, "home"), width: 60, height: 20)
+        try second.waitForScreen { $0.contains("상담") }
+        #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
+        screen = try second.waitForScreen { $0.contains("icanon") }
+        #expect(screen.contains("listview: lost the connection to listd") && screen.contains("EXITED 1") && !screen.contains("-icanon"), "\(screen)")
+    }
+}
