@@ -100,6 +100,12 @@ struct ListviewTests {
             let golden = try String(contentsOf: file, encoding: .utf8)
             #expect(run.output == golden, "\(frame.name) differs from its golden frame:\n\(run.output)")
         }
+        // The README's frame is what listview prints.
+        let readme = try String(contentsOf: framesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let shown = try runListview(["--socket", daemon.socketPath, "home", "--once", "--width", "60", "--height", "18"])
+        var lines = shown.output.split(separator: "\n", omittingEmptySubsequences: false)
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        #expect(readme.contains("```text\n" + lines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another frame")
         // --once leaves nothing behind: its view is detached, its cells gone.
         let views = try daemon.request(["cmd": "stats"]).result()["cells"]?["views"]?.arrayValue ?? []
         #expect(views.isEmpty)
