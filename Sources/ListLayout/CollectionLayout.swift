@@ -37,8 +37,14 @@ public struct LaidOutSection: Hashable, Sendable {
     /// The band the section occupies, across the whole width.
     public var frame: Frame
     public var items: [Frame]
-    /// Headers and footers, by element kind.
-    public var supplementaries: [(kind: String, frame: Frame)]
+    /// A header or footer: its element kind and frame.
+    public struct Supplementary: Hashable, Sendable {
+        public var kind: String
+        public var frame: Frame
+    }
+
+    /// Headers and footers.
+    public var supplementaries: [Supplementary]
     /// The box drawn around a grouped or inset-grouped list's items (borders included).
     public var box: Frame?
     /// Horizontal scrolling: the behaviour, the content's width, and where each group starts.
@@ -51,20 +57,6 @@ public struct LaidOutSection: Hashable, Sendable {
     public var tallestItem = 0
 
     public var scrollsOrthogonally: Bool { orthogonalScrollingBehavior != .none }
-
-    public static func == (left: LaidOutSection, right: LaidOutSection) -> Bool {
-        left.index == right.index && left.identifier == right.identifier && left.layout == right.layout && left.frame == right.frame
-            && left.items == right.items && left.supplementaries.map(\.kind) == right.supplementaries.map(\.kind)
-            && left.supplementaries.map(\.frame) == right.supplementaries.map(\.frame) && left.box == right.box
-            && left.orthogonalScrollingBehavior == right.orthogonalScrollingBehavior && left.contentWidth == right.contentWidth
-            && left.groupStarts == right.groupStarts
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(index)
-        hasher.combine(frame)
-        hasher.combine(items)
-    }
 }
 
 /// Something on screen: an item or a supplementary view, where it is drawn in the viewport.
@@ -125,11 +117,11 @@ public struct CollectionLayout: Hashable, Sendable {
         hasSupplementary: (String) -> Bool, measuredHeight: (Int) -> Int?
     ) -> LaidOutSection {
         var y = top
-        var supplementaries: [(String, Frame)] = []
+        var supplementaries: [LaidOutSection.Supplementary] = []
         let boxed = list.appearance == .grouped || list.appearance == .insetGrouped
         let inset = list.appearance == .insetGrouped ? 2 : 0
         if list.headerMode == .supplementary && hasSupplementary("header") {
-            supplementaries.append(("header", Frame(x: inset, y: y, width: width - 2 * inset, height: 1)))
+            supplementaries.append(LaidOutSection.Supplementary(kind: "header", frame: Frame(x: inset, y: y, width: width - 2 * inset, height: 1)))
             y += 1
         }
         var box: Frame?
@@ -149,7 +141,7 @@ public struct CollectionLayout: Hashable, Sendable {
             box = Frame(x: inset, y: boxTop, width: width - 2 * inset, height: y - boxTop)
         }
         if list.footerMode == .supplementary && hasSupplementary("footer") {
-            supplementaries.append(("footer", Frame(x: inset, y: y, width: width - 2 * inset, height: 1)))
+            supplementaries.append(LaidOutSection.Supplementary(kind: "footer", frame: Frame(x: inset, y: y, width: width - 2 * inset, height: 1)))
             y += 1
         }
         if boxed { y += 1 }  // space between grouped sections
@@ -218,13 +210,14 @@ public struct CollectionLayout: Hashable, Sendable {
         _ grid: GridSectionLayout, input: SectionInput, index: Int, top: Int, width: Int, viewportHeight: Int, measuredHeight: (Int) -> Int?
     ) -> LaidOutSection {
         var y = top
-        var supplementaries: [(String, Frame)] = []
+        var supplementaries: [LaidOutSection.Supplementary] = []
+        let container = max(1, width - grid.contentInsets.leading - grid.contentInsets.trailing)
         if let header = grid.header {
-            supplementaries.append((header.elementKind, Frame(x: grid.contentInsets.leading, y: y, width: max(1, width - grid.contentInsets.leading - grid.contentInsets.trailing), height: header.height)))
+            supplementaries.append(
+                LaidOutSection.Supplementary(kind: header.elementKind, frame: Frame(x: grid.contentInsets.leading, y: y, width: container, height: header.height)))
             y += header.height
         }
         y += grid.contentInsets.top
-        let container = max(1, width - grid.contentInsets.leading - grid.contentInsets.trailing)
         let group = grid.group
         let groupWidth = min(grid.orthogonalScrollingBehavior == .none ? container : Int.max, resolve(group.width, width: container, height: viewportHeight, alongWidth: true))
         var groupHeight = resolve(group.height, width: container, height: viewportHeight, alongWidth: false)
@@ -267,7 +260,7 @@ public struct CollectionLayout: Hashable, Sendable {
         }
         y += grid.contentInsets.bottom
         if let footer = grid.footer {
-            supplementaries.append((footer.elementKind, Frame(x: grid.contentInsets.leading, y: y, width: container, height: footer.height)))
+            supplementaries.append(LaidOutSection.Supplementary(kind: footer.elementKind, frame: Frame(x: grid.contentInsets.leading, y: y, width: container, height: footer.height)))
             y += footer.height
         }
         return LaidOutSection(
@@ -294,8 +287,9 @@ public struct CollectionLayout: Hashable, Sendable {
         var index = low
         while index < sections.count, sections[index].frame.y < bottom {
             let section = sections[index]
-            for (kind, frame) in section.supplementaries where frame.maxY > top && frame.y < bottom {
-                result.append(VisibleElement(section: index, kind: .supplementary(kind), frame: Frame(x: frame.x, y: frame.y - top, width: frame.width, height: frame.height)))
+            for supplementary in section.supplementaries where supplementary.frame.maxY > top && supplementary.frame.y < bottom {
+                let frame = supplementary.frame
+                result.append(VisibleElement(section: index, kind: .supplementary(supplementary.kind), frame: Frame(x: frame.x, y: frame.y - top, width: frame.width, height: frame.height)))
             }
             let offset = section.scrollsOrthogonally ? horizontalOffsets[index] ?? 0 : 0
             // Outside orthogonal sections, item tops never decrease in item order: binary-search the

@@ -643,7 +643,7 @@ struct CellReply {
             }
         }
         writer.key("state")
-        writeState(state, to: &writer)
+        Self.writeState(state, to: &writer)
         if let replacedWarning {
             writer.key("warnings")
             writer.beginArray()
@@ -663,7 +663,7 @@ struct CellReply {
     }
 
     /// Only the flags that are set, and the custom keys: `{}` for a cell in its default state.
-    private func writeState(_ state: CellState, to writer: inout JSONWriter) {
+    static func writeState(_ state: CellState, to writer: inout JSONWriter) {
         writer.beginObject()
         for (name, on) in [
             ("selected", state.selected), ("highlighted", state.highlighted), ("focused", state.focused), ("disabled", state.disabled),

@@ -114,20 +114,7 @@ extension CommandRouter {
         writer.value(context.data)
         // As in dequeue replies: only the flags that are on, and the custom keys.
         writer.key("state")
-        let state = context.state
-        writer.beginObject()
-        for (name, on) in [
-            ("selected", state.selected), ("highlighted", state.highlighted), ("focused", state.focused), ("disabled", state.disabled),
-            ("editing", state.editing), ("expanded", state.expanded), ("swiped", state.swiped), ("reordering", state.reordering),
-        ] where on {
-            writer.key(name)
-            writer.bool(true)
-        }
-        for (name, value) in state.custom.sorted(by: { $0.key < $1.key }) {
-            writer.key(name)
-            writer.value(value)
-        }
-        writer.endObject()
+        CellReply.writeState(context.state, to: &writer)
         writer.key("properties")
         if entry.registration.hasContentProperties {
             writer.value(entry.registration.pluginProperties(context))

@@ -210,6 +210,10 @@ public struct ViewModel: Sendable {
         clampScroll(layout)
     }
 
+    private func itemCount(ofSection index: Int) -> Int {
+        snapshot.sectionIdentifier(at: index).flatMap { try? snapshot.numberOfItems(inSection: $0) } ?? 0
+    }
+
     /// Moves the cursor `by` items in reading order (across sections).
     public mutating func moveCursor(by delta: Int) {
         guard let cursor, var path = snapshot.indexPath(ofItem: cursor) else {
@@ -219,12 +223,11 @@ public struct ViewModel: Sendable {
         var remaining = abs(delta)
         while remaining > 0 {
             if delta > 0 {
-                let count = (try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: path.section) ?? "")) ?? 0
-                if path.item + 1 < count {
+                if path.item + 1 < itemCount(ofSection: path.section) {
                     path.item += 1
                 } else {
                     var next = path.section + 1
-                    while next < snapshot.numberOfSections, ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: next)!)) ?? 0) == 0 { next += 1 }
+                    while next < snapshot.numberOfSections, itemCount(ofSection: next) == 0 { next += 1 }
                     guard next < snapshot.numberOfSections else { break }
                     path = IndexPath(section: next, item: 0)
                 }
@@ -233,9 +236,9 @@ public struct ViewModel: Sendable {
                     path.item -= 1
                 } else {
                     var previous = path.section - 1
-                    while previous >= 0, ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: previous)!)) ?? 0) == 0 { previous -= 1 }
+                    while previous >= 0, itemCount(ofSection: previous) == 0 { previous -= 1 }
                     guard previous >= 0 else { break }
-                    path = IndexPath(section: previous, item: ((try? snapshot.numberOfItems(inSection: snapshot.sectionIdentifier(at: previous)!)) ?? 1) - 1)
+                    path = IndexPath(section: previous, item: itemCount(ofSection: previous) - 1)
                 }
             }
             remaining -= 1

@@ -10,6 +10,31 @@ let binaryDirectory: URL = {
     return executable.deletingLastPathComponent()
 }()
 
+/// Runs one of the package's executables to completion with `input` on stdin (and `LISTD_SOCKET` when
+/// `daemon` is given); returns its exit status, stdout and stderr.
+func runExecutable(_ name: String, _ arguments: [String], daemon: Daemon? = nil, input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = binaryDirectory.appendingPathComponent(name)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    if let daemon { environment["LISTD_SOCKET"] = daemon.socketPath }
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    process.environment = environment
+    let out = Pipe()
+    let err = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = inPipe
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+    try inPipe.fileHandleForWriting.close()
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, output, errors)
+}
+
 /// A fresh directory with a short path (socket paths are limited to 107 bytes, and the README's shell
 /// examples use the path unquoted).
 func makeTemporaryDirectory() throws -> String {

@@ -4,26 +4,7 @@ import Testing
 
 /// Runs listctl with `arguments` (and `input` on stdin); returns its exit status, stdout and stderr.
 func listctl(_ daemon: Daemon, _ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = binaryDirectory.appendingPathComponent("listctl")
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    environment["LISTD_SOCKET"] = daemon.socketPath
-    environment["SWIFT_BACKTRACE"] = "enable=no"
-    process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = inPipe
-    try process.run()
-    if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try inPipe.fileHandleForWriting.close()
-    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, output, errors)
+    try runExecutable("listctl", arguments, daemon: daemon, input: input)
 }
 
 @Suite("listctl against a real listd", .serialized)

@@ -7,19 +7,8 @@ import Testing
 let framesDirectory = protocolDirectory.deletingLastPathComponent().appendingPathComponent("Tests/ListServerTests/Frames")
 
 /// Runs `listview` to completion; returns its exit status, standard output and standard error.
-func runListview(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let process = Process()
-    process.executableURL = binaryDirectory.appendingPathComponent("listview")
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text, errorText)
+func runListview(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    try runExecutable("listview", arguments)
 }
 
 /// A data source showing every list appearance and a vertical grid: "gallery".
@@ -94,16 +83,16 @@ struct ListviewTests {
         let update = ProcessInfo.processInfo.environment["LISTVIEW_UPDATE_GOLDEN"] == "1"
         for frame in Self.frames {
             let run = try runListview(["--socket", daemon.socketPath, frame.dataSource, "--once"] + frame.arguments)
-            #expect(run.status == 0, "\(frame.name): \(run.errors)")
+            #expect(run.status == 0, "\(frame.name): \(run.err)")
             let file = framesDirectory.appendingPathComponent(frame.name + ".txt")
-            if update { try run.output.write(to: file, atomically: true, encoding: .utf8) }
+            if update { try run.out.write(to: file, atomically: true, encoding: .utf8) }
             let golden = try String(contentsOf: file, encoding: .utf8)
-            #expect(run.output == golden, "\(frame.name) differs from its golden frame:\n\(run.output)")
+            #expect(run.out == golden, "\(frame.name) differs from its golden frame:\n\(run.out)")
         }
         // The README's frame is what listview prints.
         let readme = try String(contentsOf: framesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
         let shown = try runListview(["--socket", daemon.socketPath, "home", "--once", "--width", "60", "--height", "18"])
-        var lines = shown.output.split(separator: "\n", omittingEmptySubsequences: false)
+        var lines = shown.out.split(separator: "\n", omittingEmptySubsequences: false)
         while lines.last?.isEmpty == true { lines.removeLast() }
         #expect(readme.contains("```text\n" + lines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another frame")
         // --once leaves nothing behind: its view is detached, its cells gone.
@@ -114,9 +103,9 @@ struct ListviewTests {
     @Test func onceFailsClearlyWithoutADaemonOrDataSource() throws {
         let daemon = try Daemon()
         let missing = try runListview(["--socket", daemon.socketPath, "nothing", "--once"])
-        #expect(missing.status == 1 && missing.errors.contains("data source \"nothing\"") || missing.errors.contains("Data source \"nothing\" does not exist"))
+        #expect(missing.status == 1 && (missing.err.contains("data source \"nothing\"") || missing.err.contains("Data source \"nothing\" does not exist")))
         let nowhere = try runListview(["--socket", daemon.directory + "/absent.sock", "home", "--once"])
-        #expect(nowhere.status == 1 && nowhere.errors.contains("cannot connect"))
+        #expect(nowhere.status == 1 && nowhere.err.contains("cannot connect"))
     }
 
     @Test func followPrintsAFramePerChange() throws {

@@ -128,14 +128,8 @@ struct SupervisorTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{"plugins": ["relative/path"]}"#.write(toFile: directory + "/bad.json", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = binaryDirectory.appendingPathComponent("listd")
-        process.arguments = ["--socket", directory + "/s", "--config", directory + "/bad.json"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("absolute executable path"))
+        let run = try runExecutable("listd", ["--socket", directory + "/s", "--config", directory + "/bad.json"])
+        #expect(run.status != 0)
+        #expect(run.err.contains("absolute executable path"))
     }
 }
