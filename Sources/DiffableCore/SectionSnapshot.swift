@@ -158,6 +158,18 @@ public struct SectionSnapshot: Hashable, Sendable {
     /// The items whose every ancestor is expanded, in depth-first order: what a list shows. O(visible + roots).
     public var visibleItems: [Item] { depthFirst(visibleOnly: true).map { Item($0, data: nodes[$0]!.data) } }
 
+    /// The visible items' identifiers with their depths (0 at the root level), in depth-first order: what
+    /// a list shows, with its indentation. O(visible + roots).
+    public var visibleLevels: [(id: String, level: Int)] {
+        var result: [(id: String, level: Int)] = []
+        var stack: [(id: String, level: Int)] = roots.reversed().map { ($0, 0) }
+        while let (id, level) = stack.popLast() {
+            result.append((id, level))
+            if expanded.contains(id) { stack.append(contentsOf: nodes[id]!.children.reversed().map { ($0, level + 1) }) }
+        }
+        return result
+    }
+
     /// The expanded items, in depth-first order. O(n).
     public var expandedItems: [String] { depthFirst(visibleOnly: false).filter { expanded.contains($0) } }
 

@@ -276,7 +276,7 @@ extension CommandRouter {
             arguments: viewArguments + [
                 ArgumentSpec("indexPaths", "[[section, item]]", required: true, "The positions to show."),
             ],
-            result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, warnings?}]}"
+            result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}"
         ) { arguments, _ throws(WireError) in
             let (viewName, viewDataSource) = try readView(&arguments)
             var paths: [IndexPath] = []
@@ -309,15 +309,18 @@ extension CommandRouter {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
                         let (id, reused, _) = view.cells.obtain(registration: entry.registration.name, for: entry.item.id)
                         var cellState = view.cells.cells[id]!.state
-                        if let expanded = dataSource.outlines[entry.section].flatMap({ try? $0.isExpanded(entry.item.id) }) {
-                            cellState.expanded = expanded
+                        let placement = outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)
+                        if let placement, cellState.expanded != placement.expanded {
+                            cellState.expanded = placement.expanded
                             view.cells.setState(cellState, of: id)
                         }
                         let templateContext = TemplateContext(
                             item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
                         pluginRequests.append(PluginCellRequest(index: results.count, registration: entry.registration, context: templateContext, cell: id))
                         results.append(
-                            CellReply(id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused, state: cellState))
+                            CellReply(
+                                id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused,
+                                state: cellState, indentationLevel: placement?.level ?? 0))
                         continue
                     }
                     results.append(
@@ -326,7 +329,7 @@ extension CommandRouter {
                             context: { state in
                                 TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
                             }, position: .item(entry.path, entry.item.id),
-                            expanded: dataSource.outlines[entry.section].flatMap { try? $0.isExpanded(entry.item.id) }))
+                            outline: outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)))
                 }
                 let version = dataSource.version
                 func execution(_ cells: [CellReply]) -> Execution {
@@ -395,16 +398,18 @@ extension CommandRouter {
     /// Takes a cell for `key` (displayed, pooled or new) and configures it.
     static func configureCell(
         view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
-        position: CellReply.Position, expanded: Bool? = nil
+        position: CellReply.Position, outline: OutlinePlacement? = nil
     ) -> CellReply {
         let (id, reused, _) = view.cells.obtain(registration: registration.name, for: key)
         var state = view.cells.cells[id]!.state
         // An outline item's expansion is the outline's, not the cell's.
-        if let expanded, state.expanded != expanded {
-            state.expanded = expanded
+        if let outline, state.expanded != outline.expanded {
+            state.expanded = outline.expanded
             view.cells.setState(state, of: id)
         }
-        var reply = CellReply(id: id, position: position, registration: registration.name, reused: reused, state: state)
+        var reply = CellReply(
+            id: id, position: position, registration: registration.name, reused: reused, state: state,
+            indentationLevel: outline?.level ?? 0)
         do throws(CellError) {
             let configured = try registration.configure(makeContext(state))
             let previousType = view.cells.cells[id]!.contentType
@@ -534,7 +539,9 @@ extension CommandRouter {
             guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
             let section = snapshot.sectionIdentifier(at: path.section)!
             let context = TemplateContext(item: key, data: data, section: section, indexPath: path, state: cell.state)
-            let placeholder = CellReply(id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state, configured: cell.configured)
+            let placeholder = CellReply(
+                id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state,
+                indentationLevel: outlinePlacement(of: key, inSection: section, in: dataSource)?.level ?? 0, configured: cell.configured)
             return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
         }
         if key.hasPrefix("\u{1}") {
@@ -553,7 +560,7 @@ extension CommandRouter {
             configureCell(
                 view: view, key: key, registration: registration,
                 context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
-                position: .item(path, key), expanded: dataSource.outlines[section].flatMap { try? $0.isExpanded(key) }))
+                position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource)))
     }
 
     static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {
@@ -604,6 +611,8 @@ struct CellReply {
     var registration: String
     var reused: Bool
     var state: CellState
+    /// The item's depth in its section's outline (UIKit's `indentationLevel` of a list cell); written when above 0.
+    var indentationLevel = 0
     var configured: ConfiguredCell?
     var replacedWarning: String?
     var error: WireError?
@@ -644,6 +653,10 @@ struct CellReply {
         }
         writer.key("state")
         Self.writeState(state, to: &writer)
+        if indentationLevel > 0 {
+            writer.key("indentationLevel")
+            writer.int(indentationLevel)
+        }
         if let replacedWarning {
             writer.key("warnings")
             writer.beginArray()

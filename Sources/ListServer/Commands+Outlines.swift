@@ -46,7 +46,7 @@ extension CommandRouter {
             let section = try arguments.string("section")
             let items = try arguments.strings("items")
             return { context throws(WireError) in
-                try replaceOutline(context, name, ifVersion: ifVersion, section: section, toggled: items) { current throws(WireError) in
+                try replaceOutline(context, name, ifVersion: ifVersion, section: section) { current throws(WireError) in
                     guard var outline = current else {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
@@ -63,6 +63,13 @@ extension CommandRouter {
         }
     }
 
+    /// Where an item sits in its section's stored outline; `nil` when the section has none (or the item
+    /// is not in it).
+    static func outlinePlacement(of item: String, inSection section: String, in dataSource: DataSource) -> OutlinePlacement? {
+        guard let outline = dataSource.outlines[section], let level = try? outline.level(of: item) else { return nil }
+        return OutlinePlacement(expanded: (try? outline.isExpanded(item)) ?? false, level: level)
+    }
+
     /// The outline of a section: the stored one, or a flat one made from its items; `nil` when the
     /// section does not exist.
     static func outline(of section: String, in dataSource: DataSource) -> SectionSnapshot? {
@@ -71,14 +78,16 @@ extension CommandRouter {
     }
 
     /// Replaces a section's outline with `transform(current)` and its items with the outline's visible items.
-    /// `toggled` are expanded or collapsed items: views reconfigure them (their disclosure changed).
+    /// Items visible before and after whose expansion or depth changed are reconfigured in a last stage
+    /// (their disclosure or indentation shows it).
     private static func replaceOutline(
-        _ context: CommandContext, _ name: String, ifVersion: Int?, section: String, toggled: [String] = [],
+        _ context: CommandContext, _ name: String, ifVersion: Int?, section: String,
         _ transform: (SectionSnapshot?) throws(WireError) -> SectionSnapshot
     ) throws(WireError) -> Execution {
         let exists = context.state.dataSources[name] != nil
         return try mutate(context, name, ifVersion: ifVersion, create: !exists, addedItems: 0) { dataSource throws(WireError) in
-            let outline = try transform(outline(of: section, in: dataSource))
+            let previous = outline(of: section, in: dataSource)
+            let outline = try transform(previous)
             let limit = context.state.configuration.maximumItemsPerDataSource
             if dataSource.snapshot.numberOfItems + outline.visibleItems.count > limit {
                 throw WireError(.limitExceeded, "Data source \"\(name)\" would pass its limit of \(limit) items.")
@@ -87,9 +96,14 @@ extension CommandRouter {
                 var outcome = try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
                 dataSource.outlines[section] = outline
                 var reconfigures = ChangeStage()
-                for item in Set(toggled) {
-                    if let path = dataSource.snapshot.indexPath(ofItem: item), let data = dataSource.snapshot.data(ofItem: item) {
-                        reconfigures.itemReconfigures.append(ItemChange(indexPath: path, item: Item(item, data: data)))
+                if let previous {
+                    let previousLevels = Dictionary(previous.visibleLevels, uniquingKeysWith: { first, _ in first })
+                    for (item, level) in outline.visibleLevels {
+                        guard let previousLevel = previousLevels[item],
+                            previousLevel != level || (try? previous.isExpanded(item)) != (try? outline.isExpanded(item)),
+                            let path = dataSource.snapshot.indexPath(ofItem: item)
+                        else { continue }
+                        reconfigures.itemReconfigures.append(ItemChange(indexPath: path, item: Item(item, data: outline.data(of: item) ?? .null)))
                     }
                 }
                 reconfigures.itemReconfigures.sort { $0.indexPath < $1.indexPath }
@@ -102,4 +116,12 @@ extension CommandRouter {
             }
         }
     }
+}
+
+/// An item's place in an outline, as its cell shows it: the disclosure's state and the indentation.
+struct OutlinePlacement: Equatable {
+    /// Whether the item's children are visible.
+    var expanded: Bool
+    /// The item's depth: 0 at the root level.
+    var level: Int
 }

@@ -58,12 +58,17 @@ public enum CellRenderer {
         String(text.prefix { $0 != "\n" && $0 != "\r" })
     }
 
-    /// Draws `cell` into `frame` (viewport coordinates; clipped to the canvas). `indent` adds leading
-    /// columns (outline levels); `isCursor` marks the view's cursor.
-    public static func draw(_ cell: JSONValue, in frame: Frame, on canvas: inout Canvas, indent: Int = 0, isCursor: Bool = false) {
+    /// The columns one outline level indents a cell by (UIKit's `indentationWidth`).
+    public static let indentationWidth = 2
+
+    /// Draws `cell` into `frame` (viewport coordinates; clipped to the canvas). An outline item's cell
+    /// (`indentationLevel`) starts `indentationWidth` columns further per level, at most half the frame
+    /// away; `isCursor` marks the view's cursor.
+    public static func draw(_ cell: JSONValue, in frame: Frame, on canvas: inout Canvas, isCursor: Bool = false) {
         let content = cell["content"] ?? .null
         let type = content["type"]?.stringValue ?? ""
         let state = cell["state"] ?? [:]
+        let indent = min(max(0, cell["indentationLevel"]?.intValue ?? 0) * indentationWidth, frame.width / 2)
         var x = frame.x + indent
         var available = frame.width - indent
         let isCard = frame.height >= 3 && type != "plugin:emoji"

@@ -37,6 +37,15 @@ struct SectionSnapshotTests {
         #expect(try outline.isExpanded("food"), "a childless item can be expanded")
     }
 
+    @Test func visibleLevelsFollowExpansion() throws {
+        var outline = try Self.emojiOutline()
+        #expect(outline.visibleLevels.map(\.level) == [0, 0, 0])
+        outline.expand(["smileys", "😂"])
+        #expect(outline.visibleLevels.map(\.id) == outline.visibleItems.map(\.id))
+        #expect(outline.visibleLevels.map(\.level) == [0, 1, 1, 2, 0, 0])
+        #expect(try outline.visibleLevels.allSatisfy { try outline.level(of: $0.id) == $0.level })
+    }
+
     @Test func insertBeforeAndAfter() throws {
         var outline = try Self.emojiOutline()
         try outline.insert(["😎"], before: "😂")

@@ -238,6 +238,37 @@ struct CellTests {
         #expect(updated["cell"]?["accessories"]?.arrayValue.first?["expanded"] == true)
         let child = try view.request(["cmd": "dequeue", "view": "e", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
         #expect(child["registration"] == "emojiCell" && child["content"]?["text"] == "😀 Happy" && child["content"]?["secondaryText"] == "Smileys")
+        #expect(child["indentationLevel"] == 1 && parent["indentationLevel"] == nil, "children indent, roots do not")
+    }
+
+    /// An item that stays visible at another depth is reconfigured: its cell comes back with the new
+    /// indentation; items outside an outline have none.
+    @Test func outlineItemsCarryTheirIndentation() throws {
+        let daemon = try Daemon()
+        let view = try setUp(daemon, count: 1, view: "v")
+        func outline(_ items: JSONValue) throws -> JSONValue {
+            try daemon.request(["cmd": "applySectionSnapshot", "dataSource": "list", "section": "tree", "snapshot": ["items": items]]).result()
+        }
+        _ = try outline([["id": "a", "data": ["title": "A"], "expanded": true, "children": [["id": "b", "data": ["title": "B"]]]], ["id": "c", "data": ["title": "C"]]])
+        #expect(try view.readJSON()?["event"] == "changes")
+        let cells = try view.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0], [1, 0], [1, 1], [1, 2]]]).result()["cells"]!.arrayValue
+        #expect(cells.map { $0["indentationLevel"]?.intValue ?? 0 } == [0, 0, 1, 0])
+        // c moves under b: same position in the list, two levels deeper.
+        let result = try outline([
+            ["id": "a", "data": ["title": "A"], "expanded": true, "children": [
+                ["id": "b", "data": ["title": "B"], "expanded": true, "children": [["id": "c", "data": ["title": "C"]]]],
+            ]],
+        ])
+        let reconfigured = result["changes"]?["stages"]?.arrayValue.last?["itemReconfigures"]?.arrayValue.compactMap { $0["item"]?.stringValue }
+        #expect(reconfigured == ["b", "c"], "b shows its disclosure expanded, c its new depth")
+        #expect(try view.readJSON()?["event"] == "changes")
+        var updated: [String: Int] = [:]
+        for _ in 0..<2 {
+            let event = try #require(try view.readJSON())
+            #expect(event["event"] == "cellUpdated")
+            updated[event["cell"]?["item"]?.stringValue ?? ""] = event["cell"]?["indentationLevel"]?.intValue ?? 0
+        }
+        #expect(updated == ["b": 1, "c": 2])
     }
 
     @Test func supplementaryViews() throws {

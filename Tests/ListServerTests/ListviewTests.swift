@@ -20,6 +20,7 @@ func makeGallery(_ daemon: Daemon) throws {
         ("value", ["contentConfiguration": ["type": "valueCell", "text": "{{title}}", "secondaryText": "{{note}}"], "accessories": [["type": "checkmark", "hidden": false]]]),
         ("header", ["kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "plainHeader", "text": "{{title}}"]]),
         ("footer", ["kind": "supplementary", "elementKind": "footer", "contentConfiguration": ["type": "plainFooter", "text": "{{items}} items"]]),
+        ("folder", ["contentConfiguration": ["type": "sidebarCell", "text": "{{title}}"], "accessories": [["type": "outlineDisclosure"]]]),
     ]
     for (name, definition) in definitions {
         var request = definition
@@ -45,7 +46,23 @@ func makeGallery(_ daemon: Daemon) throws {
     ])["ok"] == true)
     #expect(try connection.request([
         "cmd": "setCellProvider", "dataSource": "gallery", "default": "row",
-        "rules": [["section": "grouped", "registration": "detail"], ["section": "inset", "registration": "value"]],
+        "rules": [
+            ["section": "grouped", "registration": "detail"], ["section": "inset", "registration": "value"],
+            ["section": "tree", "match": ["field": "kind", "equals": "folder"], "registration": "folder"],
+        ],
+    ])["ok"] == true)
+    // An outline three levels deep: an expanded folder inside an expanded one, and a collapsed one.
+    #expect(try connection.request([
+        "cmd": "applySectionSnapshot", "dataSource": "gallery", "section": "tree",
+        "snapshot": ["items": [
+            ["id": "docs", "data": ["title": "Docs", "kind": "folder"], "expanded": true, "children": [
+                ["id": "guides", "data": ["title": "Guides", "kind": "folder"], "expanded": true, "children": [
+                    ["id": "setup", "data": ["title": "Setting up"]],
+                ]],
+                ["id": "faq", "data": ["title": "FAQ"]],
+            ]],
+            ["id": "archive", "data": ["title": "Archive", "kind": "folder"], "children": [["id": "old", "data": ["title": "Old notes"]]]],
+        ]],
     ])["ok"] == true)
     #expect(try connection.request(["cmd": "setSupplementaryProvider", "dataSource": "gallery", "elementKind": "header", "rules": [], "default": "header"])["ok"] == true)
     #expect(try connection.request(["cmd": "setSupplementaryProvider", "dataSource": "gallery", "elementKind": "footer", "rules": [], "default": "footer"])["ok"] == true)
@@ -60,8 +77,9 @@ func makeGallery(_ daemon: Daemon) throws {
                 "tiles": [
                     "item": ["width": ["fractionalWidth": 0.5], "height": ["fractionalHeight": 1], "contentInsets": ["trailing": 1]],
                     "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 3]],
-                    "interGroupSpacing": 0, "header": [:], "contentInsets": ["leading": 1],
+                    "interGroupSpacing": 0, "header": [:], "footer": [:], "contentInsets": ["leading": 1],
                 ],
+                "tree": ["list": ["appearance": "sidebar"]],
             ],
         ],
     ])["ok"] == true)
