@@ -279,6 +279,35 @@ struct ListviewTerminalTests {
         #expect(try daemon.request(["cmd": "stats"]).result()["views"] == 0, "q detaches the view")
     }
 
+    /// The seed's company row pages sideways (groupPaging): l brings the next card in and the cursor
+    /// with it, h goes back; the last page stops at the end of the row.
+    @Test func hAndLPageTheCompanyRow() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let terminal = try TmuxSession(listview(daemon, "home --view pager"), width: 50, height: 24)
+        var screen = try terminal.waitForScreen { $0.contains("서울 특별시") && $0.contains("home · v0") }
+        #expect(screen.contains("닥프렌즈 병원") && !screen.contains("부산 광역시"), "the second card is cut off at first:\n\(screen)")
+        // Consult 1 → consult 2 → the first company card; l pages to the second one.
+        try terminal.keys("j", "j", "l")
+        screen = try terminal.waitForScreen { $0.contains("부산 광역시") }
+        #expect(screen.contains("닥프렌즈 한의원") && !screen.contains("서울 특별시"), "\(screen)")
+        // The cursor moved with the page: Enter selects the second card.
+        try terminal.keys("Enter")
+        Thread.sleep(forTimeInterval: 0.3)
+        let cell = try daemon.request(["cmd": "dequeue", "view": "pager", "indexPaths": [[1, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(cell["item"] == "company-2" && cell["state"]?["selected"] == true)
+        // Past the last card nothing moves; h pages back to the first.
+        try terminal.keys("l")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try terminal.screen().contains("부산 광역시"))
+        try terminal.keys("h")
+        screen = try terminal.waitForScreen { $0.contains("서울 특별시") }
+        #expect(screen.contains("닥프렌즈 병원") && !screen.contains("부산 광역시"), "\(screen)")
+        // The other sections did not move sideways.
+        #expect(screen.contains("박지혜") && screen.contains("김민수"))
+        try terminal.keys("q")
+        #expect(try terminal.waitForScreen { $0.contains("EXITED") }.contains("EXITED 0"))
+    }
+
     @Test func scrollingTenThousandItemsReusesCells() throws {
         let daemon = try Daemon()
         let connection = try daemon.connect()
