@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "listctl",
             dependencies: [
-                "ListWire", "DiffableCore", "ListClient",
+                "ListWire", "DiffableCore", "ListClient", "ListViewCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

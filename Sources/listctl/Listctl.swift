@@ -557,6 +557,12 @@ struct Watch: ParsableCommand {
     @OptionGroup var connection: Connection
     @Argument(help: "The data source.") var dataSource: String
     @Option(help: "The view's name.") var view: String?
+    @Option(help: "Cut lines to this many columns (default: the terminal's width when printing to one; 0: never).")
+    var width: Int?
+
+    func validate() throws {
+        if let width, width < 0 { throw ValidationError("--width must not be negative") }
+    }
 
     func run() throws {
         let line: LineConnection
@@ -576,7 +582,8 @@ struct Watch: ParsableCommand {
         }
         let result = reply["result"] ?? [:]
         if !connection.json {
-            Output.line("watching \(dataSource) as \(result["view"]?.stringValue ?? "") from version \(result["version"]?.intValue ?? 0)")
+            let output = WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth())
+            Output.line(output.fit("watching \(dataSource) as \(result["view"]?.stringValue ?? "") from version \(result["version"]?.intValue ?? 0)"))
         }
         while true {
             guard let event = try line.readJSON(timeout: .seconds(365 * 24 * 3600)) else {
@@ -587,16 +594,10 @@ struct Watch: ParsableCommand {
                 Output.line(String(decoding: event.jsonBytes, as: UTF8.self))
                 continue
             }
-            switch event["event"]?.stringValue {
-            case "changes":
-                Output.line("v\(event["version"]?.intValue ?? 0)")
-                Output.changes(event["changes"] ?? [:], indent: "  ", output: Output.line)
-            case let name?:
-                Output.line("\(name) \(Output.describe(event))")
-                if name == "overflow" || name == "shutdown" || name == "dropped" { return }
-            case nil:
-                Output.line(Output.describe(event))
-            }
+            // The terminal's width is read per event: the pane may have been resized.
+            let output = WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth())
+            for text in output.lines(for: event) { Output.line(text) }
+            if let name = event["event"]?.stringValue, name == "overflow" || name == "shutdown" || name == "dropped" { return }
         }
     }
 }

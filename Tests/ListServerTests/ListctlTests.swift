@@ -1,3 +1,4 @@
+import DiffableCore
 import Foundation
 import ListWire
 import Testing
@@ -62,8 +63,50 @@ struct ListctlTests {
         process.waitUntilExit()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("watching home as watcher from version 0"))
-        #expect(text.contains("v1\n  stage 1: itemDeletes [2, 1]"))
-        #expect(text.contains("shutdown"))
+        #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
+        #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
+    }
+
+    /// Beside listview in a narrow pane: every line fits the width, long lists say how much is left
+    /// out, and each event starts with its time and version.
+    @Test func watchFitsItsLinesToTheWidth() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let process = Process()
+        process.executableURL = binaryDirectory.appendingPathComponent("listctl")
+        process.arguments = ["--socket", daemon.socketPath, "watch", "emoji", "--width", "42"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        for _ in 0..<200 {
+            if try daemon.request(["cmd": "stats"]).result()["views"] == 1 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let items: [JSONValue] = (0..<50).map { .string("new-\($0)") }
+        #expect(try daemon.request(["cmd": "appendItems", "dataSource": "emoji", "items": .array(items), "toSection": "numbers"])["ok"] == true)
+        #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["food"]])["ok"] == true)
+        #expect(try daemon.request([
+            "cmd": "setLayout", "dataSource": "emoji",
+            "layout": ["default": ["list": ["appearance": "grouped"]], "sections": ["numbers": ["list": ["appearance": "sidebar"]]]],
+        ])["ok"] == true)
+        #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "emoji"])["ok"] == true)
+        process.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.unicodeScalars.count <= 42 }, "\(text)")
+        // 50 inserts: the first ones, then how many more.
+        let inserts = try #require(lines.first { $0.hasPrefix("  1 insert") && $0.contains("new-0") }, "\(text)")
+        let shown = inserts.components(separatedBy: "new-").count - 1
+        #expect(shown >= 1 && inserts.hasSuffix(", … +\(50 - shown)"), "\(inserts)")
+        #expect(lines.contains { $0.range(of: #"^\d\d:\d\d:\d\d v2$"#, options: .regularExpression) != nil })
+        #expect(lines.contains("  1 insert          [0,3] food/🍎, … +2"))
+        #expect(lines.contains("  2 reconfigure     [0,2] food"))
+        #expect(lines.contains { $0.contains(" layout: grouped list; numbers s") && $0.hasSuffix("…") }, "\(text)")
+        #expect(lines.last?.hasSuffix(" dropped: the data source is gone") == true)
+        #expect(process.terminationStatus == 0)
+
+        // A negative width is refused before anything is sent.
+        let full = try runExecutable("listctl", ["--socket", daemon.socketPath, "watch", "missing", "--width=-1"])
+        #expect(full.status != 0 && full.err.contains("--width must not be negative"))
     }
 }

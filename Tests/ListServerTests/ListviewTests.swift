@@ -155,6 +155,43 @@ struct ListviewTests {
     }
 }
 
+/// Runs a program to completion with posix_spawn and waitpid, standard output to a temporary file, no
+/// signal blocked (as from a login shell) and `TERM` set; returns its status and output. Foundation's
+/// `Process` would wait for tmux's server too: the server inherits the descriptor `Process` watches.
+func spawnAndWait(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    let outputPath = NSTemporaryDirectory() + "spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
+    defer { unlink(outputPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var environment = ProcessInfo.processInfo.environment
+    environment["TERM"] = "xterm-256color"
+    environment.removeValue(forKey: "TMUX")
+    environment.merge(extra) { $1 }
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        for pointer in argv { free(pointer) }
+        for pointer in envp { free(pointer) }
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    var pid: pid_t = 0
+    guard posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { throw ClientError("cannot run \(arguments[0])") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    return (exitStatus, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+}
+
 /// listview in a real terminal: a detached tmux session on its own server socket.
 final class TmuxSession {
     let server = "listd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -169,40 +206,10 @@ final class TmuxSession {
 
     deinit { _ = try? tmux(["kill-server"]) }
 
-    /// Runs tmux with posix_spawn and waitpid (Foundation's Process would wait for the tmux server too:
-    /// the server inherits the descriptor Process watches). Output goes through a temporary file.
+    /// Runs tmux on this session's server (see `spawnAndWait`); returns what it printed.
     @discardableResult
     func tmux(_ arguments: [String]) throws -> String {
-        let outputPath = NSTemporaryDirectory() + "tmux-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
-        defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var environment = ProcessInfo.processInfo.environment
-        environment["TERM"] = "xterm-256color"
-        environment.removeValue(forKey: "TMUX")
-        let argv = (["tmux", "-L", server] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        // The terminal's programs start with no signal blocked, as from a login shell.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        guard posix_spawnp(&pid, "tmux", &actions, &attributes, argv, envp) == 0 else { throw ClientError("cannot run tmux") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        try spawnAndWait(["tmux", "-L", server] + arguments).output
     }
 
     func keys(_ keys: String...) throws { try tmux(["send-keys", "-t", name] + keys) }
@@ -306,6 +313,55 @@ struct ListviewTerminalTests {
         #expect(screen.contains("박지혜") && screen.contains("김민수"))
         try terminal.keys("q")
         #expect(try terminal.waitForScreen { $0.contains("EXITED") }.contains("EXITED 0"))
+    }
+
+    /// The README's `scripts/demo --tmux`: listd with its plugins, listview home, listview emoji and
+    /// listctl watch home in one tmux window; a change shows up in a view and in watch; closing the
+    /// session stops listd and its plugins.
+    @Test func theDemoScriptOpensTheViewsInTmux() throws {
+        let directory = NSTemporaryDirectory() + "listd-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/listd.sock"
+        let server = "listd-demo-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let script = protocolDirectory.deletingLastPathComponent().appendingPathComponent("scripts/demo").path
+        let started = try spawnAndWait(
+            ["bash", script, "--tmux", "--detached"],
+            environment: ["LISTD_DEMO_BIN": binaryDirectory.path, "LISTD_DEMO_TMUX": server, "LISTD_SOCKET": socket])
+        #expect(started.status == 0)
+        func pane(_ index: Int) throws -> String { try spawnAndWait(["tmux", "-L", server, "capture-pane", "-p", "-t", "demo:0.\(index)"]).output }
+        func waitFor(_ index: Int, _ condition: (String) -> Bool) throws -> String {
+            var text = ""
+            for _ in 0..<200 {
+                text = try pane(index)
+                if condition(text) { return text }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return text
+        }
+        var closed = false
+        defer { if !closed { _ = try? spawnAndWait(["tmux", "-L", server, "kill-server"]) } }
+
+        #expect(try waitFor(0) { $0.contains("닥프렌즈 병원") && $0.contains("박지혜") }.contains("home · v0"), "listview home")
+        #expect(try waitFor(1) { $0.contains("› Smileys") }.contains("EMOJIS"), "listview emoji")
+        #expect(try waitFor(3) { $0.contains("watching home") }.contains("watching home"), "listctl watch home")
+        // A change from another client, shown by listview and by watch (the connection closes after it).
+        let plugins = try { () throws -> [Int] in
+            let connection = try LineConnection(path: socket)
+            #expect(try connection.request(["cmd": "appendItems", "dataSource": "home", "toSection": "consult", "items": [["id": "consult-3", "data": ["title": "허리 통증", "readCnt": 0]]]])["ok"] == true)
+            #expect(try waitFor(0) { $0.contains("허리 통증") }.contains("home · v1"))
+            #expect(try waitFor(3) { $0.contains("[0,2] consult-3") }.contains(" v1\n"))
+            return try connection.request(["cmd": "stats"]).result()["supervisedPlugins"]?.arrayValue.compactMap { $0["pid"]?.intValue } ?? []
+        }()
+        #expect(plugins.count == 2)
+
+        // Closing everything (the terminal going away) stops listd, which stops its plugins.
+        _ = try spawnAndWait(["tmux", "-L", server, "kill-server"])
+        closed = true
+        for _ in 0..<100 where FileManager.default.fileExists(atPath: socket) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!FileManager.default.fileExists(atPath: socket), "listd stopped and removed its socket")
+        for _ in 0..<100 where plugins.contains(where: { kill(pid_t($0), 0) == 0 }) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(plugins.allSatisfy { kill(pid_t($0), 0) != 0 }, "the plugins stopped")
     }
 
     @Test func scrollingTenThousandItemsReusesCells() throws {
