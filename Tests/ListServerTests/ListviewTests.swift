@@ -148,8 +148,8 @@ struct ListviewTests {
             ── emoji version 1 ──
              EMOJI
              ⌄ Smileys
-             😀 Happy                        Smileys
-             😂 Laughing                     Smileys
+               😀 Happy                      Smileys
+               😂 Laughing                   Smileys
 
             """)
     }
