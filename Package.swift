@@ -91,7 +91,7 @@ let package = Package(
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore", "CellCore", "ListWire", "ListClient", "TestSupport"],
+            dependencies: ["DiffableCore", "CellCore", "ListWire", "ListClient", "ListLayout", "ListViewCore", "TestSupport"],
             path: "Benchmarks/CoreBenchmarks"
         ),
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").

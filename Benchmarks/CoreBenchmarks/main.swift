@@ -5,6 +5,8 @@
 
 import CellCore
 import DiffableCore
+import ListLayout
+import ListViewCore
 import ListWire
 import TestSupport
 
@@ -234,12 +236,45 @@ func requestCostBenchmark() {
         + "perform \(perRequest(perform)), reply \(perRequest(encode)) (\(bytes / count) bytes)")
 }
 
+/// listview's work per key press on a plain list of `count` items (80×40 terminal, cells on hand): the
+/// layout, moving the cursor a row and revealing it, what is visible, the dequeue plan and the frame.
+func viewBenchmark(count: Int) {
+    let ids = uuids(count, seed: 7)
+    var model = ViewModel(snapshot: snapshot(of: ids), version: 0, layout: LayoutDescription(), width: 80, height: 40)
+    model.cursor = ids[0]
+    let clock = ContinuousClock()
+    let first = clock.measure { _ = model.layout() }
+    func onScreen() {
+        let layout = model.layout()
+        let plan = model.plan(model.visibleElements(in: layout))
+        model.forget(cellIdentifiers: Set(plan.released))
+        for path in plan.items {
+            let id = model.snapshot.item(at: path)!.id
+            model.store(["cell": .string("c-" + id), "item": .string(id), "content": ["type": "cell", "text": .string(id)], "state": [:]])
+        }
+    }
+    onScreen()
+    let keyPress = median(runs: 101) {
+        model.moveCursorRow(1, in: model.layout())
+        model.revealCursor(model.layout())
+        onScreen()
+        var canvas = Canvas(width: 80, height: 41)
+        let layout = model.layout()
+        model.draw(layout, visible: model.visibleElements(in: layout), on: &canvas, showCursor: true)
+    }
+    print("listview, \(count) items: first layout \(format(Double(first.components.attoseconds) / 1e18 + Double(first.components.seconds))), "
+        + "one key press (move, reveal, plan, draw) \(format(keyPress))")
+}
+
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
 #if DEBUG
     print("warning: a debug build; run `swift run -c release core-benchmarks` for real figures")
 #endif
 if mode == "memory" || mode == "all" { memoryBenchmark() }
 if mode == "cells" { cellMemoryBenchmark() }
+if mode == "view" || mode == "all" {
+    for count in [10_000, 100_000, 1_000_000] { viewBenchmark(count: count) }
+}
 if mode == "request" { requestCostBenchmark() }
 if mode == "diff" || mode == "all" {
     diffBenchmark(count: 5_000, deleteRange: 2_000..<3_000, insertStart: 3_000, shuffleCount: 200, runs: 200)

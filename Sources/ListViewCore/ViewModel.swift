@@ -5,12 +5,12 @@ import ListLayout
 /// applying pushed changes), its layout, the configured cells on screen, how far it is scrolled and
 /// where its cursor is. Pure: the `listview` executable does the talking to listd.
 public struct ViewModel: Sendable {
-    public var snapshot: Snapshot
+    public var snapshot: Snapshot { didSet { cachedLayout = nil } }
     public var version: Int
-    public var layoutDescription: LayoutDescription
+    public var layoutDescription: LayoutDescription { didSet { cachedLayout = nil } }
     /// Viewport size in terminal cells.
-    public var width: Int
-    public var height: Int
+    public var width: Int { didSet { cachedLayout = nil } }
+    public var height: Int { didSet { cachedLayout = nil } }
     /// The first content row shown, and how far each orthogonally scrolling section is scrolled (by section identifier).
     public var top = 0
     public var horizontalOffsets: [String: Int] = [:]
@@ -20,9 +20,12 @@ public struct ViewModel: Sendable {
     /// Configured cells on screen, by key (an item's identifier, or `supplementaryKey`).
     public private(set) var cells: [String: JSONValue] = [:]
     /// Rows a cell needed when it was configured, by item (self-sizing).
-    private var measured: [String: Int] = [:]
+    private var measured: [String: Int] = [:] { didSet { cachedLayout = nil } }
     /// Supplementary views the data source has no registration for (not laid out).
-    private var absentSupplementaries: Set<String> = []
+    private var absentSupplementaries: Set<String> = [] { didSet { cachedLayout = nil } }
+    /// The layout of the current snapshot, size and measured cells: computed again only after one of
+    /// them changed, so moving the cursor and scrolling cost what is on screen.
+    private var cachedLayout: CollectionLayout?
 
     public init(snapshot: Snapshot, version: Int, layout: LayoutDescription, width: Int, height: Int) {
         self.snapshot = snapshot
@@ -36,8 +39,16 @@ public struct ViewModel: Sendable {
 
     // MARK: Layout
 
-    /// The layout for the current snapshot, size and measured cells.
-    public func layout() -> CollectionLayout {
+    /// The layout for the current snapshot, size and measured cells (O(items) after a change to one of
+    /// them, O(1) otherwise).
+    public mutating func layout() -> CollectionLayout {
+        if let cachedLayout { return cachedLayout }
+        let layout = computeLayout()
+        cachedLayout = layout
+        return layout
+    }
+
+    private func computeLayout() -> CollectionLayout {
         let sections = snapshot.sections
         let inputs = sections.map { SectionInput(identifier: $0.id, itemCount: (try? snapshot.numberOfItems(inSection: $0.id)) ?? 0) }
         return CollectionLayout(
@@ -113,8 +124,9 @@ public struct ViewModel: Sendable {
         guard cell["item"] != nil else { return false }
         let rows = CellRenderer.height(of: cell)
         let before = measured[key] ?? 1
+        guard before != rows else { return false }
         measured[key] = rows == 1 ? nil : rows
-        return before != rows
+        return true
     }
 
     /// The data source has no registration for this supplementary view: leave it out of the layout.
@@ -130,8 +142,8 @@ public struct ViewModel: Sendable {
     /// Forgets every cell (a re-attach starts over).
     public mutating func forgetAllCells() {
         cells = [:]
-        measured = [:]
-        absentSupplementaries = []
+        if !measured.isEmpty { measured = [:] }
+        if !absentSupplementaries.isEmpty { absentSupplementaries = [] }
     }
 
     // MARK: Changes
@@ -144,7 +156,7 @@ public struct ViewModel: Sendable {
         version = newVersion
         if reloadData {
             cells = [:]
-            measured = [:]
+            if !measured.isEmpty { measured = [:] }
         } else {
             var reloadedSections = Set<String>()
             for stage in changes.stages {
@@ -162,7 +174,7 @@ public struct ViewModel: Sendable {
                 guard snapshot.contains(item: key) else { return false }
                 return reloadedSections.isEmpty || !reloadedSections.contains(snapshot.sectionIdentifier(containingItem: key) ?? "")
             }
-            measured = measured.filter { snapshot.contains(item: $0.key) }
+            if measured.contains(where: { !snapshot.contains(item: $0.key) }) { measured = measured.filter { snapshot.contains(item: $0.key) } }
         }
         if let cursor, !snapshot.contains(item: cursor) { self.cursor = nil }
         if cursor == nil { cursor = snapshot.item(at: IndexPath(section: 0, item: 0)).map(\.id) ?? firstItem() }
