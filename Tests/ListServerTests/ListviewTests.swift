@@ -113,6 +113,10 @@ struct ListviewTests {
         var lines = shown.out.split(separator: "\n", omittingEmptySubsequences: false)
         while lines.last?.isEmpty == true { lines.removeLast() }
         #expect(readme.contains("```text\n" + lines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another frame")
+        #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["smileys"]])["ok"] == true)
+        let outline = try runListview(["--socket", daemon.socketPath, "emoji", "--once", "--width", "50", "--height", "11"])
+        let outlineLines = outline.out.split(separator: "\n", omittingEmptySubsequences: false).reversed().drop { $0.isEmpty }.reversed()
+        #expect(readme.contains("```text\n" + outlineLines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another outline frame")
         // --once leaves nothing behind: its view is detached, its cells gone.
         let views = try daemon.request(["cmd": "stats"]).result()["cells"]?["views"]?.arrayValue ?? []
         #expect(views.isEmpty)
