@@ -538,10 +538,16 @@ extension CommandRouter {
         if registration.pluginType != nil {
             guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
             let section = snapshot.sectionIdentifier(at: path.section)!
-            let context = TemplateContext(item: key, data: data, section: section, indexPath: path, state: cell.state)
+            let placement = outlinePlacement(of: key, inSection: section, in: dataSource)
+            var state = cell.state
+            if let placement, state.expanded != placement.expanded {
+                state.expanded = placement.expanded
+                view.cells.setState(state, of: id)
+            }
+            let context = TemplateContext(item: key, data: data, section: section, indexPath: path, state: state)
             let placeholder = CellReply(
-                id: id, position: .item(path, key), registration: registration.name, reused: false, state: cell.state,
-                indentationLevel: outlinePlacement(of: key, inSection: section, in: dataSource)?.level ?? 0, configured: cell.configured)
+                id: id, position: .item(path, key), registration: registration.name, reused: false, state: state,
+                indentationLevel: placement?.level ?? 0, configured: cell.configured)
             return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
         }
         if key.hasPrefix("\u{1}") {

@@ -182,6 +182,31 @@ struct PluginTests {
         #expect(try connection.request(["cmd": "endDisplaying", "view": "v", "cells": [id]]).result()["released"] == 1, "still displayed")
     }
 
+    /// A plugin-configured outline: the cells carry their depth, and a toggled parent comes back from
+    /// the plugin with its new expansion in its state.
+    @Test func pluginCellsInAnOutline() throws {
+        let daemon = try Daemon()
+        let connection = try setUp(daemon)
+        let plugin = try PluginProcess(daemon)
+        #expect(try eventually { try pluginCount(daemon) == 1 })
+        let writer = try daemon.connect()
+        #expect(try writer.request([
+            "cmd": "applySectionSnapshot", "dataSource": "d", "section": "consult",
+            "snapshot": ["items": [["id": "p", "data": ["title": "Parent", "n": 1], "children": [["id": "ch", "data": ["title": "Child", "n": 2]]]]]],
+        ])["ok"] == true)
+        #expect(try connection.readJSON()?["event"] == "changes")
+        let parent = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]!.arrayValue[0]
+        #expect(parent["content"]?["text"] == "Parent" && parent["indentationLevel"] == nil && parent["state"] == [:])
+        #expect(try writer.request(["cmd": "expand", "dataSource": "d", "section": "consult", "items": ["p"]])["ok"] == true)
+        #expect(try connection.readJSON()?["event"] == "changes")
+        let toggled = try #require(try connection.readJSON())
+        #expect(toggled["event"] == "cellUpdated" && toggled["cell"]?["cell"] == parent["cell"])
+        #expect(toggled["cell"]?["state"] == ["expanded": true] && toggled["cell"]?["content"]?["text"] == "Parent")
+        let child = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        #expect(child["content"]?["text"] == "Child" && child["indentationLevel"] == 1)
+        plugin.kill()
+    }
+
     @Test func aPluginSwitchingContentTypesTriggersTheReplacedWarning() throws {
         let daemon = try Daemon()
         let connection = try setUp(daemon)
