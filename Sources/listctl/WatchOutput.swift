@@ -26,13 +26,14 @@ struct WatchOutput {
             guard let changes = try? WireDecoding.changes(event["changes"] ?? [:]) else {
                 return [fit("\(time) v\(version) (changes listctl cannot read)")]
             }
-            var lines = [fit("\(time) v\(version)" + (event["changes"]?["reloadData"] == true ? " reload everything" : ""))]
+            let reloadData = event["changes"]?["reloadData"] == true
+            var lines = [fit("\(time) v\(version)" + (reloadData ? " reload everything" : ""))]
             for (number, stage) in changes.stages.enumerated() {
                 for (label, entries) in Self.entries(of: stage) {
                     lines.append(fitList(prefix: "  \(number + 1) " + label.padding(toLength: 16, withPad: " ", startingAt: 0), entries))
                 }
             }
-            if changes.stages.isEmpty { lines.append("  no changes") }
+            if changes.stages.isEmpty && !reloadData { lines.append("  no changes") }
             return lines
         case "layoutChanged":
             return [fit("\(time) layout: " + Self.summary(ofLayout: event["layout"] ?? .null))]
