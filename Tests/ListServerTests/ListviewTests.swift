@@ -311,7 +311,7 @@ struct ListviewTerminalTests {
         Thread.sleep(forTimeInterval: 0.2)
         #expect(try terminal.screen().contains("부산 광역시"))
         try terminal.keys("h")
-        screen = try terminal.waitForScreen { $0.contains("서울 특별시") }
+        screen = try terminal.waitForScreen { $0.contains("서울 특별시") && $0.contains("김민수") }
         #expect(screen.contains("닥프렌즈 병원") && !screen.contains("부산 광역시"), "\(screen)")
         // The other sections did not move sideways.
         #expect(screen.contains("박지혜") && screen.contains("김민수"))
@@ -346,15 +346,17 @@ struct ListviewTerminalTests {
         var closed = false
         defer { if !closed { _ = try? spawnAndWait(["tmux", "-L", server, "kill-server"]) } }
 
-        #expect(try waitFor(0) { $0.contains("닥프렌즈 병원") && $0.contains("박지혜") }.contains("home · v0"), "listview home")
-        #expect(try waitFor(1) { $0.contains("› Smileys") }.contains("EMOJIS"), "listview emoji")
+        // (A frame is written top to bottom: wait for all of it, status line included.)
+        let home = try waitFor(0) { $0.contains("닥프렌즈 병원") && $0.contains("박지혜") && $0.contains("home · v0") }
+        #expect(home.contains("닥프렌즈 병원") && home.contains("home · v0"), "listview home:\n\(home)")
+        #expect(try waitFor(1) { $0.contains("› Smileys") && $0.contains("EMOJIS") }.contains("EMOJIS"), "listview emoji")
         #expect(try waitFor(3) { $0.contains("watching home") }.contains("watching home"), "listctl watch home")
         // A change from another client, shown by listview and by watch (the connection closes after it).
         let plugins = try { () throws -> [Int] in
             let connection = try LineConnection(path: socket)
             #expect(try connection.request(["cmd": "appendItems", "dataSource": "home", "toSection": "consult", "items": [["id": "consult-3", "data": ["title": "허리 통증", "readCnt": 0]]]])["ok"] == true)
-            #expect(try waitFor(0) { $0.contains("허리 통증") }.contains("home · v1"))
-            #expect(try waitFor(3) { $0.contains("[0,2] consult-3") }.contains(" v1\n"))
+            #expect(try waitFor(0) { $0.contains("허리 통증") && $0.contains("home · v1") }.contains("home · v1"))
+            #expect(try waitFor(3) { $0.contains("[0,2] consult-3") && $0.contains(" v1\n") }.contains(" v1\n"))
             return try connection.request(["cmd": "stats"]).result()["supervisedPlugins"]?.arrayValue.compactMap { $0["pid"]?.intValue } ?? []
         }()
         #expect(plugins.count == 2)
