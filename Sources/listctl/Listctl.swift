@@ -59,24 +59,41 @@ struct Connection: ParsableArguments {
         return (environment("XDG_RUNTIME_DIR") ?? "/tmp") + "/listd.sock"
     }
 
-    /// Sends one request and prints the reply: raw with `--json`, else through `render`.
+    /// Sends one request on a new connection and prints the reply: raw with `--json`, else through `render`.
     func run(_ request: JSONValue, render: (JSONValue) -> Void = { print(Output.describe($0)) }) throws {
+        let result = try send(request, on: open())
+        if !json { render(result) }
+    }
+
+    /// A connection to listd, for commands that send several requests or read events; exit status 2
+    /// when listd cannot be reached.
+    func open() throws -> LineConnection {
+        do {
+            return try LineConnection(path: socketPath)
+        } catch {
+            Output.error("listctl: \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// Sends one request on `connection`: the reply printed raw (at once) with `--json`; exit status 1
+    /// for an error reply, 2 when listd cannot be reached; else the result.
+    func send(_ request: JSONValue, on connection: LineConnection) throws -> JSONValue {
         let reply: JSONValue
         do {
-            let connection = try LineConnection(path: socketPath)
             reply = try connection.request(request)
         } catch {
             Output.error("listctl: \(error)")
             throw ExitCode(2)
         }
-        if json { print(String(decoding: reply.jsonBytes, as: UTF8.self)) }
+        if json { Output.line(String(decoding: reply.jsonBytes, as: UTF8.self)) }
         guard reply["ok"] == true else {
             let code = reply["error"]?["code"]?.stringValue ?? "error"
             let message = reply["error"]?["message"]?.stringValue ?? ""
             Output.error("listctl: \(code): \(message)")
             throw ExitCode(1)
         }
-        if !json { render(reply["result"] ?? [:]) }
+        return reply["result"] ?? [:]
     }
 }
 
@@ -564,25 +581,16 @@ struct Watch: ParsableCommand {
         if let width, width < 0 { throw ValidationError("--width must not be negative") }
     }
 
+    /// The formatter for the width now: `--width`, else the terminal's (read again per event: the pane
+    /// may have been resized).
+    var output: WatchOutput { WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth()) }
+
     func run() throws {
-        let line: LineConnection
-        do {
-            line = try LineConnection(path: connection.socketPath)
-        } catch {
-            Output.error("listctl: \(error)")
-            throw ExitCode(2)
-        }
+        let line = try connection.open()
         var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
         if let view { members["view"] = .string(view) }
-        let reply = try line.request(request("attach", members))
-        if connection.json { Output.line(String(decoding: reply.jsonBytes, as: UTF8.self)) }
-        guard reply["ok"] == true else {
-            Output.error("listctl: \(reply["error"]?["code"]?.stringValue ?? "error"): \(reply["error"]?["message"]?.stringValue ?? "")")
-            throw ExitCode(1)
-        }
-        let result = reply["result"] ?? [:]
+        let result = try connection.send(request("attach", members), on: line)
         if !connection.json {
-            let output = WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth())
             Output.line(output.fit("watching \(dataSource) as \(result["view"]?.stringValue ?? "") from version \(result["version"]?.intValue ?? 0)"))
         }
         while true {
@@ -594,8 +602,6 @@ struct Watch: ParsableCommand {
                 Output.line(String(decoding: event.jsonBytes, as: UTF8.self))
                 continue
             }
-            // The terminal's width is read per event: the pane may have been resized.
-            let output = WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth())
             for text in output.lines(for: event) { Output.line(text) }
             if let name = event["event"]?.stringValue, name == "overflow" || name == "shutdown" || name == "dropped" { return }
         }
@@ -705,22 +711,8 @@ struct Dequeue: ParsableCommand {
     @Option(help: "Attach a view of this name to this data source first (it lives as long as this command).") var attach: String?
     @Option(help: "The view's data source, when several have a view of that name.") var dataSource: String?
     func run() throws {
-        let line: LineConnection
-        do {
-            line = try LineConnection(path: connection.socketPath)
-        } catch {
-            Output.error("listctl: \(error)")
-            throw ExitCode(2)
-        }
-        func send(_ value: JSONValue) throws -> JSONValue {
-            let reply = try line.request(value)
-            if connection.json { print(String(decoding: reply.jsonBytes, as: UTF8.self)) }
-            guard reply["ok"] == true else {
-                Output.error("listctl: \(Output.cell(reply["error"]?["code"])): \(Output.cell(reply["error"]?["message"]))")
-                throw ExitCode(1)
-            }
-            return reply["result"] ?? [:]
-        }
+        let line = try connection.open()
+        func send(_ value: JSONValue) throws -> JSONValue { try connection.send(value, on: line) }
         if let attach { _ = try send(request("attach", ["dataSource": .string(attach), "view": .string(view)])) }
         var members: [String: JSONValue] = ["view": .string(view), "indexPaths": .array(try indexPaths.map(indexPath))]
         if let dataSource { members["dataSource"] = .string(dataSource) }

@@ -18,8 +18,8 @@ struct WatchOutput {
 
     /// The lines for one event (a `changes`, `layoutChanged`, `cellUpdated`, `dropped`, `overflow` or
     /// `shutdown` event; anything else is shown as its JSON).
-    func lines(for event: JSONValue, at date: Date = Date()) -> [String] {
-        let time = Self.clock(date)
+    func lines(for event: JSONValue) -> [String] {
+        let time = Self.clock(Date())
         switch event["event"]?.stringValue {
         case "changes":
             let version = event["version"]?.intValue ?? 0

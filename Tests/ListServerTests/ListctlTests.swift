@@ -45,25 +45,33 @@ struct ListctlTests {
         #expect(result.err.contains("cannot connect"))
     }
 
-    @Test func watchPrintsEventsAsTheyCome() throws {
-        let daemon = try Daemon(arguments: ["--demo"])
+    /// Starts `listctl watch` with `arguments` and waits until its view is attached.
+    func startWatch(_ daemon: Daemon, _ arguments: [String]) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listctl")
-        process.arguments = ["--socket", daemon.socketPath, "watch", "home", "--view", "watcher"]
-        let out = Pipe()
-        process.standardOutput = out
+        process.arguments = ["--socket", daemon.socketPath, "watch"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
         try process.run()
-        // Wait until the view is attached, then change the data source.
         for _ in 0..<200 {
             if try daemon.request(["cmd": "stats"]).result()["views"] == 1 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
+        return (process, output)
+    }
+
+    @Test func watchPrintsEventsAsTheyCome() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let (process, out) = try startWatch(daemon, ["home", "--view", "watcher"])
         #expect(try daemon.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-2"]])["ok"] == true)
+        let layout = try daemon.request(["cmd": "layout", "dataSource": "home"]).result()["layout"]!
+        #expect(try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": layout])["ok"] == true)
         #expect(try daemon.stop() == 0)
         process.waitUntilExit()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
+        #expect(text.contains(" layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
     }
@@ -72,16 +80,7 @@ struct ListctlTests {
     /// out, and each event starts with its time and version.
     @Test func watchFitsItsLinesToTheWidth() throws {
         let daemon = try Daemon(arguments: ["--demo"])
-        let process = Process()
-        process.executableURL = binaryDirectory.appendingPathComponent("listctl")
-        process.arguments = ["--socket", daemon.socketPath, "watch", "emoji", "--width", "42"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        for _ in 0..<200 {
-            if try daemon.request(["cmd": "stats"]).result()["views"] == 1 { break }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        let (process, out) = try startWatch(daemon, ["emoji", "--width", "42"])
         let items: [JSONValue] = (0..<50).map { .string("new-\($0)") }
         #expect(try daemon.request(["cmd": "appendItems", "dataSource": "emoji", "items": .array(items), "toSection": "numbers"])["ok"] == true)
         #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["food"]])["ok"] == true)
