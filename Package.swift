@@ -64,6 +64,7 @@ let package = Package(
         ),
         // A blocking client of the socket: listctl, tests, benchmarks, the plugin kit.
         .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
+        .testTarget(name: "ListClientTests", dependencies: ["ListClient", "TestSupport"]),
         // What a terminal view draws (cells, widths, the view's model), and the listview executable.
         .target(name: "ListViewCore", dependencies: ["DiffableCore", "ListLayout"]),
         .testTarget(name: "ListViewCoreTests", dependencies: ["ListViewCore", "ListLayout", "DiffableCore"]),

@@ -19,8 +19,9 @@ public struct ClientError: Error, CustomStringConvertible {
 /// ```
 public final class LineConnection {
     private let descriptor: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var received = LineBuffer()
+    /// Where `read` puts bytes before they join `received` (allocated once).
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
     public private(set) var isAtEnd = false
 
     /// Connects to the socket at `path`.
@@ -53,7 +54,7 @@ public final class LineConnection {
     public var fileDescriptor: Int32 { descriptor }
 
     /// Whether a whole line has been received and not read yet (poll would not report it).
-    public var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+    public var hasBufferedLine: Bool { received.hasLine() }
 
     /// Sends raw bytes as they are.
     public func send(bytes: [UInt8]) throws {
@@ -87,16 +88,8 @@ public final class LineConnection {
     public func readLine(timeout: Duration = .seconds(10)) throws -> [UInt8]? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
-                let line = Array(buffer[start..<newline])
-                start = newline + 1
-                if start > 65_536 && start * 2 > buffer.count {
-                    buffer.removeFirst(start)
-                    start = 0
-                }
-                return line
-            }
-            if isAtEnd { return nil }
+            if let line = received.nextLine() { return line }
+            if isAtEnd { return nil }  // an unterminated last line is a reply cut short: dropped
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw ClientError("timed out waiting for a line") }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -106,7 +99,6 @@ public final class LineConnection {
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 && errno != EINTR { throw ClientError("poll: \(String(cString: strerror(errno)))") }
             if ready <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
@@ -120,7 +112,7 @@ public final class LineConnection {
                 isAtEnd = true
                 continue
             }
-            buffer.append(contentsOf: chunk[0..<count])
+            chunk.withUnsafeBytes { received.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
     }
 
