@@ -82,12 +82,9 @@ struct ConcurrencyTests {
             views.append(view)
         }
         for view in views { #expect(try view.readJSON()?["ok"] == true) }
-        let start = ContinuousClock.now
         #expect(try daemon.request(["cmd": "appendItems", "dataSource": "wide", "items": ["x"]])["ok"] == true)
-        for view in views { #expect(try view.readJSON()?["event"] == "changes") }
-        let elapsed = ContinuousClock.now - start
-        // Not a timing assertion (see the benchmarks): a sanity bound against pathological behaviour.
-        #expect(elapsed < .seconds(10))
+        // How fast is measured by the benchmarks; here every view gets the event.
+        for view in views { #expect(try view.readJSON(timeout: .seconds(60))?["event"] == "changes") }
     }
 
     @Test func droppingADataSourceTellsItsViews() throws {

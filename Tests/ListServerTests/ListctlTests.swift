@@ -53,10 +53,7 @@ struct ListctlTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        for _ in 0..<200 {
-            if try daemon.request(["cmd": "stats"]).result()["views"] == 1 { break }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["views"] == 1 })
         return (process, output)
     }
 

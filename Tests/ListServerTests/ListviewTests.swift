@@ -134,13 +134,19 @@ struct ListviewTests {
         let daemon = try Daemon(arguments: ["--demo"])
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listview")
-        process.arguments = ["--socket", daemon.socketPath, "emoji", "--follow", "--width", "40", "--height", "4"]
+        process.arguments = ["--socket", daemon.socketPath, "emoji", "--follow", "--width", "40", "--height", "4", "--view", "follower"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        Thread.sleep(forTimeInterval: 0.5)
+        // Each change only once listview has drawn what came before (it dequeues a frame's cells, then prints it).
+        func cellsTaken() throws -> Int {
+            let view = try daemon.request(["cmd": "stats"]).result()["cells"]?["views"]?.arrayValue.first { $0["view"] == "follower" }
+            return (view?["created"]?.intValue ?? 0) + (view?["reused"]?.intValue ?? 0)
+        }
+        #expect(try eventually { try cellsTaken() > 0 })
+        let before = try cellsTaken()
         #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["smileys"]])["ok"] == true)
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try eventually { try cellsTaken() > before })
         #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "emoji"])["ok"] == true)
         process.waitUntilExit()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -223,11 +229,12 @@ final class TmuxSession {
         try tmux(["capture-pane", "-p", "-t", name] + (escapes ? ["-e"] : []))
     }
 
-    /// Waits until the screen satisfies `condition` (at most five seconds); returns the last screen.
+    /// Waits until the screen satisfies `condition` (at most 30 seconds, a guard against a hang on a busy
+    /// machine); returns the last screen.
     @discardableResult
     func waitForScreen(_ condition: (String) -> Bool) throws -> String {
         var text = ""
-        for _ in 0..<100 {
+        for _ in 0..<600 {
             text = try screen()
             if condition(text) { return text }
             Thread.sleep(forTimeInterval: 0.05)
@@ -262,9 +269,12 @@ struct ListviewTerminalTests {
 
         // j moves the cursor; Enter selects its cell (setState): listd now shows it selected for this view.
         try terminal.keys("j", "Enter")
-        Thread.sleep(forTimeInterval: 0.3)
-        let cell = try daemon.request(["cmd": "dequeue", "view": "tv", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
-        #expect(cell["item"] == "smileys/😀" && cell["state"]?["selected"] == true)
+        // (A displayed cell's dequeue returns that same cell: asking again changes nothing.)
+        func selectedCell() throws -> JSONValue {
+            try daemon.request(["cmd": "dequeue", "view": "tv", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]
+        }
+        #expect(try eventually { try selectedCell()["state"]?["selected"] == true })
+        #expect(try selectedCell()["item"] == "smileys/😀")
         #expect(try terminal.screen(escapes: true).contains("\u{1B}[7m"), "drawn in reverse video")
 
         // A change from another client shows up live.
@@ -303,9 +313,11 @@ struct ListviewTerminalTests {
         #expect(screen.contains("닥프렌즈 한의원") && !screen.contains("서울 특별시"), "\(screen)")
         // The cursor moved with the page: Enter selects the second card.
         try terminal.keys("Enter")
-        Thread.sleep(forTimeInterval: 0.3)
-        let cell = try daemon.request(["cmd": "dequeue", "view": "pager", "indexPaths": [[1, 1]]]).result()["cells"]!.arrayValue[0]
-        #expect(cell["item"] == "company-2" && cell["state"]?["selected"] == true)
+        func selectedCell() throws -> JSONValue {
+            try daemon.request(["cmd": "dequeue", "view": "pager", "indexPaths": [[1, 1]]]).result()["cells"]!.arrayValue[0]
+        }
+        #expect(try eventually { try selectedCell()["state"]?["selected"] == true })
+        #expect(try selectedCell()["item"] == "company-2")
         // Past the last card nothing moves; h pages back to the first.
         try terminal.keys("l")
         Thread.sleep(forTimeInterval: 0.2)
@@ -336,7 +348,7 @@ struct ListviewTerminalTests {
         func pane(_ index: Int) throws -> String { try spawnAndWait(["tmux", "-L", server, "capture-pane", "-p", "-t", "demo:0.\(index)"]).output }
         func waitFor(_ index: Int, _ condition: (String) -> Bool) throws -> String {
             var text = ""
-            for _ in 0..<200 {
+            for _ in 0..<600 {
                 text = try pane(index)
                 if condition(text) { return text }
                 Thread.sleep(forTimeInterval: 0.05)
@@ -364,9 +376,9 @@ struct ListviewTerminalTests {
         // Closing everything (the terminal going away) stops listd, which stops its plugins.
         _ = try spawnAndWait(["tmux", "-L", server, "kill-server"])
         closed = true
-        for _ in 0..<100 where FileManager.default.fileExists(atPath: socket) { Thread.sleep(forTimeInterval: 0.05) }
+        for _ in 0..<600 where FileManager.default.fileExists(atPath: socket) { Thread.sleep(forTimeInterval: 0.05) }
         #expect(!FileManager.default.fileExists(atPath: socket), "listd stopped and removed its socket")
-        for _ in 0..<100 where plugins.contains(where: { kill(pid_t($0), 0) == 0 }) { Thread.sleep(forTimeInterval: 0.05) }
+        for _ in 0..<600 where plugins.contains(where: { kill(pid_t($0), 0) == 0 }) { Thread.sleep(forTimeInterval: 0.05) }
         #expect(plugins.allSatisfy { kill(pid_t($0), 0) != 0 }, "the plugins stopped")
     }
 

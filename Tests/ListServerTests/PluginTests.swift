@@ -27,9 +27,10 @@ final class PluginProcess {
     deinit { kill() }
 }
 
-/// Waits until `condition` holds (polling stats), at most five seconds.
+/// Waits until `condition` holds (polling stats). The limit, 30 seconds, only guards against a hang: a
+/// busy machine may take long, and the condition is what is tested.
 func eventually(_ condition: () throws -> Bool) throws -> Bool {
-    for _ in 0..<250 {
+    for _ in 0..<1_500 {
         if try condition() { return true }
         Thread.sleep(forTimeInterval: 0.02)
     }
@@ -77,7 +78,7 @@ struct PluginTests {
     }
 
     @Test func aHungPluginTimesOutAndNobodyElseWaits() throws {
-        let daemon = try Daemon(configuration: ["pluginDeadlineMilliseconds": 300])
+        let daemon = try Daemon(configuration: ["pluginDeadlineMilliseconds": 2_000])
         let connection = try setUp(daemon)
         let plugin = try PluginProcess(daemon, arguments: ["--hang"])
         #expect(try eventually { try pluginCount(daemon) == 1 })
@@ -85,16 +86,15 @@ struct PluginTests {
         // A dequeue and a ping pipelined: the ping's reply comes after the dequeue's, in order.
         try connection.send(bytes: JSONValue.object(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0], [1, 0]], "id": 1]).jsonBytes + [0x0A]
             + JSONValue.object(["cmd": "ping", "id": 2]).jsonBytes + [0x0A])
-        // Meanwhile another client is served at once.
-        let other = ContinuousClock.now
+        // Meanwhile another client is served: its ping is answered while the dequeue still waits.
         #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
-        #expect(ContinuousClock.now - other < .milliseconds(250))
+        #expect(throws: ClientError.self, "the dequeue waits for the plugin") { try connection.readLine(timeout: .milliseconds(1)) }
         let reply = try #require(try connection.readJSON())
         #expect(reply["id"] == 1)
         let cells = reply.result()["cells"]!.arrayValue
         #expect(cells[0]["error"]?["code"] == "plugin-timeout")
         #expect(cells[1]["content"]?["text"] == "Plain")
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start >= .milliseconds(1_900), "answered at the deadline, not before")
         #expect(try connection.readJSON()?["id"] == 2)
         let stats = try daemon.request(["cmd": "stats"]).result()["plugins"]!.arrayValue[0]
         #expect(stats["timeouts"] == 1 && stats["pending"] == 0, "nothing left waiting")
@@ -102,17 +102,16 @@ struct PluginTests {
     }
 
     @Test func aKilledPluginFailsItsCellsAtOnce() throws {
-        let daemon = try Daemon(configuration: ["pluginDeadlineMilliseconds": 5_000])
+        // A deadline no test run reaches: the reply can only come from the plugin's death.
+        let daemon = try Daemon(configuration: ["pluginDeadlineMilliseconds": 600_000])
         let connection = try setUp(daemon)
         let plugin = try PluginProcess(daemon, arguments: ["--hang"])
         #expect(try eventually { try pluginCount(daemon) == 1 })
         try connection.send(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]])
-        Thread.sleep(forTimeInterval: 0.2)
-        let start = ContinuousClock.now
+        #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["plugins"]?.arrayValue.first?["pending"] == 1 }, "the request reached the plugin")
         plugin.kill()
-        let reply = try #require(try connection.readJSON())
+        let reply = try #require(try connection.readJSON(timeout: .seconds(60)))
         #expect(reply.result()["cells"]?.arrayValue.first?["error"]?["code"] == "plugin-unavailable")
-        #expect(ContinuousClock.now - start < .seconds(2), "well before the 5 s deadline")
         #expect(try eventually { try pluginCount(daemon) == 0 })
         // Without a plugin, its cells fail at once; a new plugin makes them work again.
         let none = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 1]]]).result()["cells"]!.arrayValue[0]

@@ -201,7 +201,7 @@ struct SystemdTests {
         }
         // systemd-socket-activate starts listd on the first connection.
         var connection: LineConnection?
-        for _ in 0..<200 where connection == nil {
+        for _ in 0..<1_500 where connection == nil {
             connection = try? LineConnection(path: socketPath)
             if connection == nil { Thread.sleep(forTimeInterval: 0.02) }
         }

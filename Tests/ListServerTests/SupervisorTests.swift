@@ -57,11 +57,10 @@ struct SupervisorTests {
         // Stopped with listd: SIGTERM reaches them (listd resets the signal mask it blocks for itself).
         let pids = plugins.compactMap { $0["pid"]?.intValue.map(Int32.init) }
         #expect(pids.count == 2 && pids.allSatisfy(isAlive))
-        let start = ContinuousClock.now
         #expect(try daemon.stop() == 0)
-        #expect(ContinuousClock.now - start < .seconds(2), "no plugin needed SIGKILL")
         #expect(pids.allSatisfy { !isAlive($0) })
         let log = daemon.log
+        #expect(!log.contains("did not stop within"), "no plugin needed SIGKILL")
         #expect(log.contains("emoji: serving emoji on"), "the plugin's stderr is in listd's log")
         #expect(log.contains("plugin exited (killed by signal 9)"))
         #expect(log.contains("plugin stopped (killed by signal 15)"))
@@ -69,11 +68,12 @@ struct SupervisorTests {
 
     @Test func aFailingPluginIsRestartedLessAndLessOften() throws {
         let daemon = try Daemon(arguments: ["--plugin", "/bin/false"])
-        Thread.sleep(forTimeInterval: 1.6)
+        let start = ContinuousClock.now
+        // Delays of 0.1, 0.2, 0.4 and 0.8 s between the five starts: at least 1.5 s, however fast the
+        // machine (without backoff, five starts would take milliseconds).
+        #expect(try eventually { try supervised(daemon).first?["starts"]?.intValue ?? 0 >= 5 })
+        #expect(ContinuousClock.now - start >= .milliseconds(1_400))
         let plugin = try #require(try supervised(daemon).first)
-        // Delays of 0.1, 0.2, 0.4 and 0.8 s: about 4 or 5 starts in 1.6 s, not hundreds.
-        let starts = try #require(plugin["starts"]?.intValue)
-        #expect((3...6).contains(starts), "\(starts) starts")
         #expect(plugin["lastExit"] == "exit status 1")
         #expect(try daemon.stop() == 0)
     }
@@ -93,7 +93,7 @@ struct SupervisorTests {
         let start = ContinuousClock.now
         #expect(try daemon.stop() == 0)
         let took = ContinuousClock.now - start
-        #expect(took >= .milliseconds(450) && took < .seconds(3), "\(took)")
+        #expect(took >= .milliseconds(450), "waited the grace period: \(took)")
         #expect(!isAlive(pid))
         let log = daemon.log
         #expect(log.contains("stubborn plugin here"))
