@@ -249,6 +249,56 @@ func applyBenchmark(socket: String) {
         + "JSON parse alone \(fixed(parses[2], 1)) ms; reply \(replyBytes / 1_000) kB")
 }
 
+// MARK: Reading a snapshot back
+
+/// `listctl show DS --json` of 100k, 400k and 1M items with small payloads: the whole client path
+/// (reading a reply of tens of megabytes, parsing it, printing it), which must grow linearly.
+func readBackBenchmark(socket: String) {
+    let connection = try! LineConnection(path: socket)
+    for count in [100_000, 400_000, 1_000_000] {
+        var writer = JSONWriter(capacity: count * 48 + 200)
+        writer.beginObject()
+        writer.key("cmd")
+        writer.string("apply")
+        writer.key("dataSource")
+        writer.string("read\(count)")
+        writer.key("snapshot")
+        writer.beginObject()
+        writer.key("sections")
+        writer.beginArray()
+        writer.beginObject()
+        writer.key("id")
+        writer.string("S")
+        writer.key("items")
+        writer.beginArray()
+        for index in 0..<count { writer.value(["id": .string("item-\(index)"), "data": ["title": .string("Item \(index)"), "n": .int(index)]]) }
+        writer.endArray()
+        writer.endObject()
+        writer.endArray()
+        writer.endObject()
+        writer.endObject()
+        try! connection.send(bytes: writer.bytes + [0x0A])
+        _ = try! connection.readLine(timeout: .seconds(120))
+        var times: [Double] = []
+        for _ in 0..<3 {
+            var pid: pid_t = 0
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            let arguments = [binaryDirectory() + "/listctl", "--socket", socket, "show", "read\(count)", "--json"]
+            var cArguments = arguments.map { strdup($0) } + [nil]
+            let start = nanoseconds()
+            precondition(posix_spawn(&pid, arguments[0], &actions, nil, &cArguments, environ) == 0, "cannot start listctl")
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            times.append(Double(nanoseconds() - start) / 1e9)
+            posix_spawn_file_actions_destroy(&actions)
+            precondition(status == 0, "listctl show failed")
+        }
+        print("listctl show --json of \(count / 1_000)k items with payloads: \(fixed(times.min()!, 2)) s (best of 3)")
+    }
+}
+
 // MARK: Fan-out
 
 func fanOutBenchmark(socket: String, views: Int) {
@@ -511,6 +561,7 @@ if mode == "all" || mode == "throughput" {
     appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 12_000, tag: "t4")
 }
 if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
+if mode == "all" || mode == "readback" { readBackBenchmark(socket: socketPath) }
 if mode == "all" || mode == "fanout" { fanOutBenchmark(socket: socketPath, views: 1_000) }
 if mode == "all" || mode == "scroll" { scrollBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "dequeue" {

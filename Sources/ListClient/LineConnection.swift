@@ -125,14 +125,21 @@ public final class LineConnection {
     /// Sends a request and returns its reply, setting aside event lines that arrive first
     /// (see `events`).
     public func request(_ value: JSONValue, timeout: Duration = .seconds(30)) throws -> JSONValue {
+        try requestLine(value, timeout: timeout).reply
+    }
+
+    /// Sends a request and returns its reply both parsed and as the exact line received (without its
+    /// newline), setting aside event lines that arrive first (see `events`).
+    public func requestLine(_ value: JSONValue, timeout: Duration = .seconds(30)) throws -> (reply: JSONValue, line: [UInt8]) {
         try send(value)
         while true {
-            guard let line = try readJSON(timeout: timeout) else { throw ClientError("the connection closed before the reply") }
-            if line["event"] != nil {
-                events.append(line)
+            guard let line = try readLine(timeout: timeout) else { throw ClientError("the connection closed before the reply") }
+            let parsed = try JSONParser.parse(line)
+            if parsed["event"] != nil {
+                events.append(parsed)
                 continue
             }
-            return line
+            return (parsed, line)
         }
     }
 

@@ -81,12 +81,14 @@ struct Connection: ParsableArguments {
     func send(_ request: JSONValue, on connection: LineConnection) throws -> JSONValue {
         let reply: JSONValue
         do {
-            reply = try connection.request(request)
+            let received = try connection.requestLine(request)
+            reply = received.reply
+            // The reply exactly as listd wrote it (re-encoding a large snapshot would double the work).
+            if json { Output.line(bytes: received.line) }
         } catch {
             Output.error("listctl: \(error)")
             throw ExitCode(2)
         }
-        if json { Output.line(String(decoding: reply.jsonBytes, as: UTF8.self)) }
         guard reply["ok"] == true else {
             let code = reply["error"]?["code"]?.stringValue ?? "error"
             let message = reply["error"]?["message"]?.stringValue ?? ""

@@ -14,8 +14,20 @@ enum Output {
 
     /// Writes a line to standard output at once (no buffering), for `watch`.
     static func line(_ text: String) {
-        var bytes = Array((text + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        line(bytes: Array(text.utf8))
+    }
+
+    /// Writes bytes and a newline to standard output at once, whatever their size (a short write is
+    /// continued).
+    static func line(bytes: [UInt8]) {
+        let all = bytes + [0x0A]
+        var offset = 0
+        while offset < all.count {
+            let written = all[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 
     /// A compact, readable form of a value: strings bare, everything else as JSON.
