@@ -42,12 +42,15 @@ let package = Package(
         .target(name: "ListLayout", dependencies: ["DiffableCore"]),
         .testTarget(name: "ListLayoutTests", dependencies: ["ListLayout", "DiffableCore"]),
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
+        // The state that lasts and its one commit path: typed changes applied all or nothing. No I/O.
+        .target(name: "ListStore", dependencies: ["DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

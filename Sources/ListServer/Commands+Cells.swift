@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListStore
 import ListWire
 
 extension WireError {
@@ -52,27 +53,7 @@ extension CommandRouter {
                 throw WireError(error)
             }
             return { context throws(WireError) in
-                let state = context.state
-                if name.isEmpty || name.utf8.count > state.configuration.maximumIdentifierBytes {
-                    throw WireError(.invalidArgument, "A registration name must have 1 to \(state.configuration.maximumIdentifierBytes) bytes.")
-                }
-                var created = false
-                if let existing = state.registrations[name] {
-                    guard existing.definition == registration.definition else {
-                        throw WireError(
-                            .registrationExists,
-                            "Registration \"\(name)\" exists with another definition. Registrations are created once, up front; unregister it first (which drains its reuse pools).")
-                    }
-                } else {
-                    guard state.registrations.count < state.configuration.maximumRegistrations else {
-                        throw WireError(
-                            .limitExceeded,
-                            "listd holds \(state.registrations.count) registrations, its limit. Create registrations up front and reuse them, not one per dequeue.")
-                    }
-                    state.registrations[name] = registration
-                    state.registrationOrder.append(name)
-                    created = true
-                }
+                let created = try context.state.commit(.register(registration), connection: context.connection).outcome.createdRegistration
                 return Execution { writer in
                     writeIdentity(registration, to: &writer)
                     writer.key("created")
@@ -104,18 +85,13 @@ extension CommandRouter {
             let name = try arguments.string("registration")
             return { context throws(WireError) in
                 let state = context.state
-                guard state.registrations.removeValue(forKey: name) != nil else {
-                    throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
-                }
-                state.registrationOrder.removeAll { $0 == name }
+                // The cells its pools and views hold, which the commit drains.
                 var drained = 0
                 for dataSource in state.dataSources.values {
-                    for view in dataSource.attachedViews {
-                        drained += view.cells.cells.values.filter { $0.registration == name }.count
-                        view.cells.drain(registration: name)
-                    }
+                    for view in dataSource.attachedViews { drained += view.cells.cells.values.filter { $0.registration == name }.count }
                 }
-                return Execution { writer in
+                let committed = try state.commit(.unregister(name: name), connection: context.connection)
+                return committed.execution { writer in
                     writer.key("registration")
                     writer.string(name)
                     writer.key("drained")
@@ -183,7 +159,7 @@ extension CommandRouter {
                     ArgumentSpec("rules", "[{section?, match?: {field, equals}, registration}]", required: true, "In order; match compares a payload field (a dotted path)."),
                     ArgumentSpec("default", "string", "The registration when no rule matches."),
                 ],
-            result: "{dataSource, rules}"
+            result: "{dataSource, version, rules}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let elementKind = supplementary ? try arguments.string("elementKind") : nil
@@ -213,28 +189,15 @@ extension CommandRouter {
             let fallback = try arguments.optionalString("default")
             let provider = CellProvider(rules: rules, defaultRegistration: fallback)
             return { context throws(WireError) in
-                let dataSource = try context.dataSource(name)
-                for registration in provider.registrationNames {
-                    guard let found = context.state.registrations[registration] else {
-                        throw WireError(.registrationNotFound, "Registration \"\(registration)\" does not exist; register it first.")
-                    }
-                    switch (found.kind, elementKind) {
-                    case (.cell, nil): break
-                    case (.supplementary(let kind), let wanted?) where kind == wanted: break
-                    default:
-                        throw WireError(
-                            .invalidArgument,
-                            "Registration \"\(registration)\" is not a \(elementKind.map { "supplementary registration for \"\($0)\"" } ?? "cell registration").")
-                    }
-                }
-                if let elementKind {
-                    dataSource.supplementaryProviders[elementKind] = provider
-                } else {
-                    dataSource.cellProvider = provider
-                }
-                return Execution { writer in
+                let committed = try context.state.commit(
+                    .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
+                    connection: context.connection)
+                let version = committed.outcome.version ?? 0
+                return committed.execution { writer in
                     writer.key("dataSource")
                     writer.string(name)
+                    writer.key("version")
+                    writer.int(version)
                     writer.key("rules")
                     writer.int(rules.count)
                 }

@@ -10,7 +10,7 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
     ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
-    ("layoutChanged", "To attached views when setLayout changed the data source's layout: {dataSource, layout}."),
+    ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
     ("dropped", "To attached views when their data source is dropped; the view is detached: {dataSource, view}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),

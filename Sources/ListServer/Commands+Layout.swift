@@ -1,5 +1,6 @@
 import DiffableCore
 import ListLayout
+import ListStore
 import ListWire
 
 extension CommandRouter {
@@ -14,7 +15,7 @@ extension CommandRouter {
                         "layout", "{default?, sections?: {id: section}}", required: true,
                         "A section is {list: {appearance, headerMode, footerMode, showsSeparators}} or {item?, group, interGroupSpacing?, contentInsets?, orthogonalScrollingBehavior?, header?, footer?}."),
                 ],
-                result: "{dataSource, layout}"
+                result: "{dataSource, version, layout}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let json = try arguments.required("layout")
@@ -25,28 +26,18 @@ extension CommandRouter {
                     throw WireError(.invalidArgument, "Invalid layout: \(error.path): \(error.message).")
                 }
                 return { context throws(WireError) in
-                    let dataSource = try context.dataSource(name)
-                    dataSource.layout = layout
+                    let committed = try context.state.commit(
+                        .dataSource(name: name, ifVersion: nil, createAs: nil, .setLayout(layout)), connection: context.connection)
                     let json = layout.json
-                    var writer = JSONWriter(capacity: 512)
-                    writer.beginObject()
-                    writer.key("event")
-                    writer.string("layoutChanged")
-                    writer.key("dataSource")
-                    writer.string(name)
-                    writer.key("layout")
-                    writer.value(json)
-                    writer.endObject()
-                    let event = writer.bytes
-                    let views = dataSource.attachedViews
-                    return Execution(
-                        result: { writer in
-                            writer.key("dataSource")
-                            writer.string(name)
-                            writer.key("layout")
-                            writer.value(json)
-                        },
-                        afterReply: [{ for view in views { view.connection.sendEvent(event) } }])
+                    let version = committed.outcome.version ?? 0
+                    return committed.execution { writer in
+                        writer.key("dataSource")
+                        writer.string(name)
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("layout")
+                        writer.value(json)
+                    }
                 }
             },
             Command(

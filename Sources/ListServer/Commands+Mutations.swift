@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStore
 import ListWire
 
 /// How one snapshot-vocabulary command reads its arguments into a `SnapshotEdit`. Shared by the
@@ -7,8 +8,8 @@ struct EditCommand: Sendable {
     let name: String
     let summary: String
     let arguments: [ArgumentSpec]
-    /// Reads the edit; also returns how many items it may add (for the item limit).
-    let parse: @Sendable (inout Arguments) throws(WireError) -> (edit: SnapshotEdit, addedItems: Int)
+    /// Reads the edit.
+    let parse: @Sendable (inout Arguments) throws(WireError) -> SnapshotEdit
 }
 
 private func placement(_ arguments: inout Arguments, _ before: String, _ after: String) throws(WireError) -> Placement {
@@ -28,7 +29,7 @@ let editCommands: [EditCommand] = [
     EditCommand(
         name: "appendSections", summary: "Adds sections at the end (creates the data source if needed).",
         arguments: [ArgumentSpec("sections", "[section]", required: true, "Identifiers, or {id, data} objects.")]
-    ) { arguments throws(WireError) in (.appendSections(try sections(&arguments)), 0) },
+    ) { arguments throws(WireError) in .appendSections(try sections(&arguments)) },
     EditCommand(
         name: "insertSections", summary: "Inserts sections before or after an existing section.",
         arguments: [
@@ -38,12 +39,12 @@ let editCommands: [EditCommand] = [
         ]
     ) { arguments throws(WireError) in
         let new = try sections(&arguments)
-        return (.insertSections(new, try placement(&arguments, "beforeSection", "afterSection")), 0)
+        return .insertSections(new, try placement(&arguments, "beforeSection", "afterSection"))
     },
     EditCommand(
         name: "deleteSections", summary: "Deletes sections with their items; unknown ones are ignored with a warning.",
         arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ) { arguments throws(WireError) in (.deleteSections(try arguments.strings("sections")), 0) },
+    ) { arguments throws(WireError) in .deleteSections(try arguments.strings("sections")) },
     EditCommand(
         name: "moveSection", summary: "Moves a section before or after another.",
         arguments: [
@@ -53,16 +54,16 @@ let editCommands: [EditCommand] = [
         ]
     ) { arguments throws(WireError) in
         let section = try arguments.string("section")
-        return (.moveSection(section, try placement(&arguments, "beforeSection", "afterSection")), 0)
+        return .moveSection(section, try placement(&arguments, "beforeSection", "afterSection"))
     },
     EditCommand(
         name: "reloadSections", summary: "Reloads sections (views dequeue their cells again).",
         arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ) { arguments throws(WireError) in (.reloadSections(try arguments.strings("sections")), 0) },
+    ) { arguments throws(WireError) in .reloadSections(try arguments.strings("sections")) },
     EditCommand(
         name: "updateSections", summary: "Replaces section payloads; changed sections are reloaded.",
         arguments: [ArgumentSpec("sections", "[section]", required: true, "{id, data} objects.")]
-    ) { arguments throws(WireError) in (.updateSections(try sections(&arguments)), 0) },
+    ) { arguments throws(WireError) in .updateSections(try sections(&arguments)) },
     EditCommand(
         name: "appendItems",
         summary: "Appends items to a section, or to the last section; existing items are moved there with a warning.",
@@ -72,7 +73,7 @@ let editCommands: [EditCommand] = [
         ]
     ) { arguments throws(WireError) in
         let new = try items(&arguments)
-        return (.appendItems(new, toSection: try arguments.optionalString("toSection")), new.count)
+        return .appendItems(new, toSection: try arguments.optionalString("toSection"))
     },
     EditCommand(
         name: "insertItems", summary: "Inserts items before or after an existing item, in its section.",
@@ -83,15 +84,15 @@ let editCommands: [EditCommand] = [
         ]
     ) { arguments throws(WireError) in
         let new = try items(&arguments)
-        return (.insertItems(new, try placement(&arguments, "beforeItem", "afterItem")), new.count)
+        return .insertItems(new, try placement(&arguments, "beforeItem", "afterItem"))
     },
     EditCommand(
         name: "deleteItems", summary: "Deletes items; unknown ones are ignored with a warning.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in (.deleteItems(try arguments.strings("items")), 0) },
+    ) { arguments throws(WireError) in .deleteItems(try arguments.strings("items")) },
     EditCommand(
         name: "deleteAllItems", summary: "Deletes every item and every section (as UIKit does).", arguments: []
-    ) { _ throws(WireError) in (.deleteAllItems, 0) },
+    ) { _ throws(WireError) in .deleteAllItems },
     EditCommand(
         name: "moveItem", summary: "Moves an item before or after another item, possibly into another section.",
         arguments: [
@@ -101,20 +102,20 @@ let editCommands: [EditCommand] = [
         ]
     ) { arguments throws(WireError) in
         let item = try arguments.string("item")
-        return (.moveItem(item, try placement(&arguments, "beforeItem", "afterItem")), 0)
+        return .moveItem(item, try placement(&arguments, "beforeItem", "afterItem"))
     },
     EditCommand(
         name: "reloadItems", summary: "Reloads items: views dequeue new cells for them.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in (.reloadItems(try arguments.strings("items")), 0) },
+    ) { arguments throws(WireError) in .reloadItems(try arguments.strings("items")) },
     EditCommand(
         name: "reconfigureItems", summary: "Reconfigures items: views configure the same cells again.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in (.reconfigureItems(try arguments.strings("items")), 0) },
+    ) { arguments throws(WireError) in .reconfigureItems(try arguments.strings("items")) },
     EditCommand(
         name: "updateItems", summary: "Replaces item payloads; items whose payload changed are reconfigured.",
         arguments: [ArgumentSpec("items", "[item]", required: true, "{id, data} objects.")]
-    ) { arguments throws(WireError) in (.updateItems(try items(&arguments)), 0) },
+    ) { arguments throws(WireError) in .updateItems(try items(&arguments)) },
 ]
 
 /// The arguments every mutation takes.
@@ -122,16 +123,6 @@ let mutationArguments = [
     ArgumentSpec("dataSource", "string", required: true, "The data source."),
     ArgumentSpec("ifVersion", "integer", "Apply only if the data source is at this version (else version-conflict)."),
 ]
-
-/// What a mutation did to a data source.
-struct MutationResult {
-    var changes: StagedChanges
-    var warnings: [SnapshotWarning] = []
-    var reloadData = false
-    /// A replaced snapshot, released only after the reply is on its way (freeing 100k items takes
-    /// milliseconds that the caller need not wait for).
-    var retired: Snapshot? = nil
-}
 
 extension CommandRouter {
     static var mutationCommands: [Command] {
@@ -142,19 +133,10 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let ifVersion = try arguments.optionalInt("ifVersion")
-                let (snapshotEdit, added) = try edit.parse(&arguments)
+                let snapshotEdit = try edit.parse(&arguments)
+                let creates = edit.name == "appendSections"
                 return { context throws(WireError) in
-                    try checkIdentifiers(of: snapshotEdit, context.state.configuration)
-                    return try mutate(context, name, ifVersion: ifVersion, create: edit.name == "appendSections", addedItems: added) { dataSource throws(WireError) in
-                        do {
-                            let outcome = try dataSource.snapshot.perform(snapshotEdit)
-                            return MutationResult(changes: outcome.changes, warnings: outcome.warnings)
-                        } catch let error as SnapshotError {
-                            throw WireError(error)
-                        } catch {
-                            throw WireError(.internal, "\(error)")
-                        }
-                    }
+                    try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: creates ? Incarnation.make() : nil, .edit(snapshotEdit)), context)
                 }
             }
         }
@@ -178,14 +160,10 @@ extension CommandRouter {
             let sections = try WireDecoding.snapshot(arguments.required("snapshot"), field: "snapshot")
             let reloadData = try arguments.optionalBool("reloadData") ?? false
             return { context throws(WireError) in
-                let configuration = context.state.configuration
+                let limit = context.state.configuration.maximumItemsPerDataSource
                 let count = sections.reduce(0) { $0 + $1.items.count }
-                if count > configuration.maximumItemsPerDataSource {
-                    throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(configuration.maximumItemsPerDataSource).")
-                }
-                for (section, items) in sections {
-                    try checkIdentifiers([section.id], configuration)
-                    try checkIdentifiers(items.lazy.map(\.id), configuration)
+                if count > limit {
+                    throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(limit).")
                 }
                 let new: Snapshot
                 do {
@@ -195,12 +173,8 @@ extension CommandRouter {
                 } catch {
                     throw WireError(.internal, "\(error)")
                 }
-                return try mutate(context, name, ifVersion: ifVersion, create: true, addedItems: 0) { dataSource throws(WireError) in
-                    let changes = reloadData ? StagedChanges() : new.difference(from: dataSource.snapshot)
-                    let retired = dataSource.snapshot
-                    dataSource.snapshot = new
-                    return MutationResult(changes: changes, reloadData: reloadData, retired: retired)
-                }
+                return try commitMutation(
+                    .dataSource(name: name, ifVersion: ifVersion, createAs: Incarnation.make(), .replaceSnapshot(new, reloadData: reloadData)), context)
             }
         }
     }
@@ -225,7 +199,6 @@ extension CommandRouter {
                 throw WireError(.limitExceeded, "The batch has \(operations.count) operations; the limit is \(limit).")
             }
             var edits: [SnapshotEdit] = []
-            var added = 0
             edits.reserveCapacity(operations.count)
             for (index, operation) in operations.enumerated() {
                 guard case .object(var members) = operation, case .string(let command)? = members.removeValue(forKey: "cmd") else {
@@ -236,106 +209,40 @@ extension CommandRouter {
                 }
                 var operationArguments = Arguments(members)
                 do throws(WireError) {
-                    let (snapshotEdit, count) = try edit.parse(&operationArguments)
+                    let snapshotEdit = try edit.parse(&operationArguments)
                     try operationArguments.finish()
                     edits.append(snapshotEdit)
-                    added += count
                 } catch {
                     throw WireError(error.code, "operations[\(index)]: \(error.message)")
                 }
             }
             return { context throws(WireError) in
-                for edit in edits { try checkIdentifiers(of: edit, context.state.configuration) }
-                return try mutate(context, name, ifVersion: ifVersion, create: false, addedItems: added) { dataSource throws(WireError) in
-                    do {
-                        let outcome = try dataSource.snapshot.perform(edits)
-                        return MutationResult(changes: outcome.changes, warnings: outcome.warnings)
-                    } catch let error as BatchError {
-                        let wire = WireError(error.error)
-                        throw WireError(wire.code, "operations[\(error.index)]: \(wire.message)")
-                    } catch {
-                        throw WireError(.internal, "\(error)")
-                    }
-                }
+                try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: nil, .batch(edits)), context)
             }
         }
     }
 
-    /// Runs one accepted mutation of a data source: version check, limits, the change, the version bump,
-    /// and the reply and event. A failing `body` must change nothing.
-    static func mutate(
-        _ context: CommandContext, _ name: String, ifVersion: Int?, create: Bool, addedItems: Int,
-        _ body: (DataSource) throws(WireError) -> MutationResult
-    ) throws(WireError) -> Execution {
-        let state = context.state
-        var created = false
-        let dataSource: DataSource
-        if let existing = state.dataSources[name] {
-            dataSource = existing
-        } else if create {
-            try checkCanCreate(name, state)
-            dataSource = DataSource(name: name)
-            created = true
-        } else {
-            throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
-        }
-        if let ifVersion, ifVersion != dataSource.version {
-            throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
-        }
-        let limit = state.configuration.maximumItemsPerDataSource
-        if addedItems > 0 && dataSource.snapshot.numberOfItems + addedItems > limit {
-            throw WireError(.limitExceeded, "Data source \"\(name)\" would pass its limit of \(limit) items.")
-        }
-        let result = try body(dataSource)
-        if created { state.dataSources[name] = dataSource }
-        let (version, event) = dataSource.commit(result.changes, reloadData: result.reloadData, allocator: context.allocator)
-        return Execution(
-            result: { writer in
-                writer.key("version")
-                writer.int(version)
-                writer.key("changes")
-                writer.changes(result.changes, reloadData: result.reloadData)
-                if !result.warnings.isEmpty {
-                    writer.key("warnings")
-                    writer.beginArray()
-                    for warning in result.warnings {
-                        writer.value([
-                            "code": .string(warning.code.rawValue), "message": .string(warning.message),
-                            "identifiers": .array(warning.identifiers.map { .string($0) }),
-                        ])
-                    }
-                    writer.endArray()
+    /// Commits a change to a data source's snapshot or outlines and replies with its new version, its
+    /// staged changes and any warnings.
+    static func commitMutation(_ change: StateChange, _ context: CommandContext) throws(WireError) -> Execution {
+        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator)
+        let outcome = committed.outcome
+        return committed.execution { writer in
+            writer.key("version")
+            writer.int(outcome.version ?? 0)
+            writer.key("changes")
+            writer.changes(outcome.changes, reloadData: outcome.reloadData)
+            if !outcome.warnings.isEmpty {
+                writer.key("warnings")
+                writer.beginArray()
+                for warning in outcome.warnings {
+                    writer.value([
+                        "code": .string(warning.code.rawValue), "message": .string(warning.message),
+                        "identifiers": .array(warning.identifiers.map { .string($0) }),
+                    ])
                 }
-            }, broadcast: event.map { (dataSource, $0) },
-            afterReply: [
-                { updateDisplayedCells(of: dataSource, after: result.changes, reloadData: result.reloadData, state: state) }
-            ] + (result.retired.map { retired in [{ context.connection.releaseLater(retired) }] } ?? []))
-    }
-
-    static func checkCanCreate(_ name: String, _ state: ServerState) throws(WireError) {
-        if name.isEmpty || name.utf8.count > state.configuration.maximumIdentifierBytes {
-            throw WireError(.invalidArgument, "A data source name must have 1 to \(state.configuration.maximumIdentifierBytes) bytes.")
-        }
-        if state.dataSources.count >= state.configuration.maximumDataSources {
-            throw WireError(.limitExceeded, "listd already holds \(state.dataSources.count) data sources, its limit.")
-        }
-    }
-
-    static func checkIdentifiers(_ ids: some Sequence<String>, _ configuration: ServerConfiguration) throws(WireError) {
-        let limit = configuration.maximumIdentifierBytes
-        for id in ids where id.utf8.count > limit {
-            throw WireError(.limitExceeded, "Identifier \"\(id.prefix(40))…\" is longer than \(limit) bytes.")
-        }
-    }
-
-    static func checkIdentifiers(of edit: SnapshotEdit, _ configuration: ServerConfiguration) throws(WireError) {
-        switch edit {
-        case .appendSections(let sections), .insertSections(let sections, _), .updateSections(let sections):
-            try checkIdentifiers(sections.lazy.map(\.id), configuration)
-        case .appendItems(let items, _), .insertItems(let items, _), .updateItems(let items), .replaceItems(_, let items):
-            try checkIdentifiers(items.lazy.map(\.id), configuration)
-        default:
-            break  // these only name identifiers that must already exist
+                writer.endArray()
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStore
 import ListWire
 
 extension CommandRouter {
@@ -11,12 +12,9 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
-                    if context.state.dataSources[name] != nil {
-                        throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.")
-                    }
-                    try checkCanCreate(name, context.state)
-                    context.state.dataSources[name] = DataSource(name: name)
-                    return Execution { writer in
+                    let committed = try context.state.commit(
+                        .createDataSource(name: name, incarnation: Incarnation.make(), content: DataSourceContent()), connection: context.connection)
+                    return committed.execution { writer in
                         writer.key("dataSource")
                         writer.string(name)
                         writer.key("version")
@@ -31,25 +29,14 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
-                    let dataSource = try context.dataSource(name)
-                    context.state.dataSources[name] = nil
-                    let views = dataSource.attachedViews
-                    return Execution(
-                        result: { writer in
-                            writer.key("dataSource")
-                            writer.string(name)
-                            writer.key("version")
-                            writer.int(dataSource.version)
-                        },
-                        afterReply: [
-                            {
-                                for view in views {
-                                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
-                                    view.connection.sendEvent(
-                                        JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
-                                }
-                            }
-                        ])
+                    let committed = try context.state.commit(.dropDataSource(name: name), connection: context.connection)
+                    let version = committed.outcome.version ?? 0
+                    return committed.execution { writer in
+                        writer.key("dataSource")
+                        writer.string(name)
+                        writer.key("version")
+                        writer.int(version)
+                    }
                 }
             },
             Command(
@@ -132,7 +119,7 @@ extension CommandRouter {
                 let section = try arguments.string("section")
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
-                    guard let outline = outline(of: section, in: dataSource) else {
+                    guard let outline = dataSource.model.outline(of: section) else {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
                     let version = dataSource.version

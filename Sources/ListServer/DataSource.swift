@@ -1,38 +1,34 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListStore
 import ListWire
 import NIOCore
 
-/// One named data source: its snapshot, its version, the outlines (section snapshots) applied to its
-/// sections, and the views attached to it. Confined to the server's event loop.
+/// One named data source as the server serves it: its state (the `DataSourceModel`, changed only
+/// through the commit path) and the views attached to it. Confined to the server's event loop.
 final class DataSource {
-    let name: String
-    var snapshot = Snapshot()
-    /// Increments by one with every accepted mutation: the total order of the data source's changes.
-    private(set) var version = 0
-    /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
-    /// section's items are still its visible items; any other change to the section drops it.
-    var outlines: [String: SectionSnapshot] = [:]
-    /// The cell provider rules (`setCellProvider`) and the supplementary providers by element kind.
-    var cellProvider: CellProvider?
-    var supplementaryProviders: [String: CellProvider] = [:]
-    /// The compositional layout every view renders (`setLayout`).
-    var layout = LayoutDescription()
+    let model: DataSourceModel
     /// Attached views, by view name, in attach order.
     private(set) var views: [String: ViewSession] = [:]
     private(set) var viewOrder: [String] = []
 
-    init(name: String) {
-        self.name = name
+    init(model: DataSourceModel) {
+        self.model = model
     }
 
-    /// Records an accepted mutation: bumps the version and returns the `changes` event line for the
-    /// attached views (encoded once, written to every view).
-    func commit(_ changes: StagedChanges, reloadData: Bool, allocator: ByteBufferAllocator) -> (version: Int, event: ByteBuffer?) {
-        version += 1
-        reconcileOutlines()
-        guard !views.isEmpty else { return (version, nil) }
+    var name: String { model.name }
+    var snapshot: Snapshot { model.snapshot }
+    var version: Int { model.version }
+    var outlines: [String: SectionSnapshot] { model.outlines }
+    var cellProvider: CellProvider? { model.cellProvider }
+    var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }
+    var layout: LayoutDescription { model.layout }
+
+    /// The event line telling the attached views of a committed change (encoded once, written to every
+    /// view); `nil` when no view is attached.
+    func changesEvent(_ changes: StagedChanges, reloadData: Bool, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard !views.isEmpty else { return nil }
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.key("event")
@@ -47,7 +43,7 @@ final class DataSource {
         var buffer = allocator.buffer(capacity: writer.bytes.count + 1)
         buffer.writeBytes(writer.bytes)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        return (version, buffer)
+        return buffer
     }
 
     func attach(_ attachment: ViewSession) {
@@ -61,15 +57,6 @@ final class DataSource {
     }
 
     var attachedViews: [ViewSession] { viewOrder.compactMap { views[$0] } }
-
-    /// Drops outlines whose section no longer shows exactly their visible items.
-    private func reconcileOutlines() {
-        guard !outlines.isEmpty else { return }
-        for (section, outline) in outlines {
-            let current = (try? snapshot.itemIdentifiers(inSection: section)) ?? nil
-            if current != outline.visibleItems.map(\.id) { outlines[section] = nil }
-        }
-    }
 }
 
 /// A view attached to a data source, living on one connection: its name and its cells (the displayed

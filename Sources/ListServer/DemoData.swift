@@ -1,12 +1,13 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListStore
 
 /// The demo data sources (`listd --demo`), built from the seeds' sample data: the Home screen's
 /// consult, company and expert lists, the emoji and numbers lists, and an emoji outline.
 enum DemoData {
-    static func dataSources() -> [DataSource] {
-        [home(), emoji()]
+    static func dataSources() -> [(name: String, content: DataSourceContent)] {
+        [("home", home()), ("emoji", emoji())]
     }
 
     /// The registrations the demo's cell providers use.
@@ -51,8 +52,8 @@ enum DemoData {
     }
 
     /// `home`: the seed's Home.json, as sections consult, company and expert.
-    static func home() -> DataSource {
-        let dataSource = DataSource(name: "home")
+    static func home() -> DataSourceContent {
+        var dataSource = DataSourceContent()
         let consults: [Item] = [
             Item("consult-1", data: [
                 "title": "감기에 걸렸을때 어느 병원으로 가야할까요?", "readCnt": 22, "regDate": 1_635_472_394_000,
@@ -115,8 +116,8 @@ enum DemoData {
 
     /// `emoji`: an outline of emoji categories (section `outline`, categories collapsed), the seed's
     /// emoji list (section `emojis`) and the numbers 0…100 (section `numbers`).
-    static func emoji() -> DataSource {
-        let dataSource = DataSource(name: "emoji")
+    static func emoji() -> DataSourceContent {
+        var dataSource = DataSourceContent()
         var outline = SectionSnapshot()
         for category in categories {
             try! outline.append([Item(category.id, data: ["title": .string(category.title), "kind": "category"])])

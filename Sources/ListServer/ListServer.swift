@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStore
 import Logging
 import NIOCore
 import NIOPosix
@@ -42,11 +43,11 @@ public final class ListServer: Sendable {
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
             if configuration.demo {
-                for registration in DemoData.registrations() {
-                    state.registrations[registration.name] = registration
-                    state.registrationOrder.append(registration.name)
+                // Through the commit path, as any client's changes (the demo's data is valid by construction).
+                for registration in DemoData.registrations() { _ = try! state.commit(.register(registration), connection: nil) }
+                for (name, content) in DemoData.dataSources() {
+                    _ = try! state.commit(.createDataSource(name: name, incarnation: Incarnation.make(), content: content), connection: nil)
                 }
-                for dataSource in DemoData.dataSources() { state.dataSources[dataSource.name] = dataSource }
             }
             return NIOLoopBound(state, eventLoop: loop)
         }.get()

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListStore
 import ListWire
 import Logging
 import NIOCore
@@ -11,10 +12,14 @@ final class ServerState {
     var configuration: ServerConfiguration
     let logger: Logger
     let startedAt = ContinuousClock.now
+    /// The state that lasts (data sources, registrations): changed only through `commit`.
+    let model = StateModel()
+    /// The data sources as served (their models and attached views), by name.
     var dataSources: [String: DataSource] = [:]
-    /// Cell registrations, by name, and their creation order.
-    var registrations: [String: Registration] = [:]
-    var registrationOrder: [String] = []
+    /// Cell registrations, by name.
+    var registrations: [String: Registration] { model.registrations }
+    /// Registration names in creation order.
+    var registrationOrder: [String] { model.registrationOrder }
     /// Connected plugins by the content type they provide (`emoji` for registrations of `plugin:emoji`).
     var pluginsByType: [String: PluginSession] = [:]
     /// The plugin processes listd runs itself (set once the socket listens).

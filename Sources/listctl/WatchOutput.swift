@@ -36,7 +36,7 @@ struct WatchOutput {
             if changes.stages.isEmpty && !reloadData { lines.append("  no changes") }
             return lines
         case "layoutChanged":
-            return [fit("\(time) layout: " + Self.summary(ofLayout: event["layout"] ?? .null))]
+            return [fit("\(time) v\(Output.cell(event["version"])) layout: " + Self.summary(ofLayout: event["layout"] ?? .null))]
         case "cellUpdated":
             let cell = event["cell"] ?? [:]
             let place = cell["item"]?.stringValue ?? cell["elementKind"]?.stringValue ?? ""

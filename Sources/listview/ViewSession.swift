@@ -127,6 +127,12 @@ final class ViewSession {
         case "cellUpdated":
             if let cell = event["cell"], let key = cell["item"]?.stringValue, model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
         case "layoutChanged":
+            // A layout change is a version of the data source too.
+            guard event["version"]?.intValue == model.version + 1 else {
+                try reattach()
+                return
+            }
+            model.version += 1
             if let layout = try? LayoutDescription(json: event["layout"] ?? [:]) { model.layoutDescription = layout }
         case "dropped":
             ended = "the data source \"\(dataSource)\" was dropped"

@@ -68,7 +68,7 @@ struct ListctlTests {
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
-        #expect(text.contains(" layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line")
+        #expect(text.contains(" v2 layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line, a version of its own")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
     }
@@ -97,7 +97,7 @@ struct ListctlTests {
         #expect(lines.contains { $0.range(of: #"^\d\d:\d\d:\d\d v2$"#, options: .regularExpression) != nil })
         #expect(lines.contains("  1 insert          [0,3] food/🍎, … +2"))
         #expect(lines.contains("  2 reconfigure     [0,2] food"))
-        #expect(lines.contains { $0.contains(" layout: grouped list; numbers s") && $0.hasSuffix("…") }, "\(text)")
+        #expect(lines.contains { $0.contains(" v3 layout: grouped list; numbe") && $0.hasSuffix("…") }, "\(text)")
         #expect(lines.last?.hasSuffix(" dropped: the data source is gone") == true)
         #expect(process.terminationStatus == 0)
 

@@ -1,0 +1,105 @@
+import DiffableCore
+import ListStore
+import ListWire
+import NIOCore
+
+/// A committed change: its outcome, and what publishing it to views takes once the reply is written.
+struct Committed {
+    var outcome: ChangeOutcome
+    /// The served data source the change touched (created, changed or dropped).
+    var dataSource: DataSource?
+    var broadcast: (DataSource, ByteBuffer)?
+    var afterReply: [() -> Void] = []
+
+    /// The execution replying with `result`, then publishing.
+    func execution(_ result: @escaping (inout JSONWriter) -> Void) -> Execution {
+        Execution(result: result, broadcast: broadcast, afterReply: afterReply)
+    }
+}
+
+extension ServerState {
+    /// The limits live changes are checked against.
+    var changeLimits: ChangeLimits {
+        ChangeLimits(
+            maximumDataSources: configuration.maximumDataSources, maximumItemsPerDataSource: configuration.maximumItemsPerDataSource,
+            maximumIdentifierBytes: configuration.maximumIdentifierBytes, maximumRegistrations: configuration.maximumRegistrations)
+    }
+
+    /// The one commit path for every mutation: validate and apply the change (all or nothing), then
+    /// prepare its publication: the new version's event for the attached views (`changes`, or
+    /// `layoutChanged`), cells to update, views to tell of a drop, pools to drain.
+    func commit(_ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(WireError) -> Committed {
+        let outcome = try model.apply(change, limits: changeLimits)
+        var committed = Committed(outcome: outcome)
+        switch change {
+        case .createDataSource(let name, _, _):
+            committed.dataSource = serve(name)
+        case .dropDataSource(let name):
+            guard let dropped = dataSources.removeValue(forKey: name) else { break }
+            committed.dataSource = dropped
+            let views = dropped.attachedViews
+            committed.afterReply.append {
+                for view in views {
+                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
+                    view.connection.sendEvent(JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
+                }
+            }
+        case .dataSource(let name, _, _, let operation):
+            let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
+            committed.dataSource = dataSource
+            if case .setLayout = operation {
+                let event = Self.layoutChangedEvent(dataSource)
+                let views = dataSource.attachedViews
+                committed.afterReply.append { for view in views { view.connection.sendEvent(event) } }
+            } else {
+                committed.broadcast = dataSource.changesEvent(outcome.changes, reloadData: outcome.reloadData, allocator: allocator).map { (dataSource, $0) }
+                committed.afterReply.append { [self] in
+                    CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
+                }
+            }
+            if let retired = outcome.retired, let connection {
+                committed.afterReply.append { connection.releaseLater(retired) }
+            }
+        case .register:
+            break
+        case .unregister(let name):
+            for dataSource in dataSources.values {
+                for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+            }
+        }
+        return committed
+    }
+
+    /// Starts serving a data source the model just created.
+    private func serve(_ name: String) -> DataSource {
+        let dataSource = DataSource(model: model.dataSources[name]!)
+        dataSources[name] = dataSource
+        return dataSource
+    }
+
+    /// `{"event":"layoutChanged","dataSource":…,"version":…,"layout":…}`.
+    private static func layoutChangedEvent(_ dataSource: DataSource) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("layoutChanged")
+        writer.key("dataSource")
+        writer.string(dataSource.name)
+        writer.key("version")
+        writer.int(dataSource.version)
+        writer.key("layout")
+        writer.value(dataSource.layout.json)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+/// Random identifiers for data source incarnations.
+enum Incarnation {
+    /// 16 hexadecimal digits from the system's random generator.
+    static func make() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,60 @@
+import CellCore
+import DiffableCore
+import ListLayout
+
+/// One named data source's state: its snapshot, version, outlines, cell providers and layout.
+///
+/// Readable by everyone; changed only by `StateModel.apply(_:limits:)` (every setter is internal to
+/// this module), so every change passes the one commit path.
+public final class DataSourceModel {
+    public let name: String
+    /// A random identifier made when the data source is created; a data source dropped and created again
+    /// under the same name gets another, so a view can tell it is not the one it followed.
+    public let incarnation: String
+    /// Increments by one with every accepted change: the total order of the data source's changes.
+    public internal(set) var version: Int
+    public internal(set) var snapshot: Snapshot
+    /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
+    /// section's items are still its visible items; any other change to the section drops it.
+    public internal(set) var outlines: [String: SectionSnapshot]
+    /// The cell provider rules (`setCellProvider`).
+    public internal(set) var cellProvider: CellProvider?
+    /// The supplementary providers, by element kind.
+    public internal(set) var supplementaryProviders: [String: CellProvider]
+    /// The compositional layout every view renders (`setLayout`).
+    public internal(set) var layout: LayoutDescription
+
+    init(name: String, incarnation: String, content: DataSourceContent) {
+        self.name = name
+        self.incarnation = incarnation
+        version = content.version
+        snapshot = content.snapshot
+        outlines = content.outlines
+        cellProvider = content.cellProvider
+        supplementaryProviders = content.supplementaryProviders
+        layout = content.layout
+    }
+
+    /// Everything but the name and incarnation, as a value (for a checkpoint).
+    public var content: DataSourceContent {
+        DataSourceContent(
+            version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
+            supplementaryProviders: supplementaryProviders, layout: layout)
+    }
+
+    /// The outline of a section: the stored one, or a flat one made from its items; `nil` when the
+    /// section does not exist.
+    public func outline(of section: String) -> SectionSnapshot? {
+        if let stored = outlines[section] { return stored }
+        return try? snapshot.sectionSnapshot(of: section)
+    }
+
+    /// Drops outlines whose section no longer shows exactly their visible items.
+    func reconcileOutlines() {
+        guard !outlines.isEmpty else { return }
+        for (section, outline) in outlines {
+            let current = (try? snapshot.itemIdentifiers(inSection: section)) ?? nil
+            if current != outline.visibleItems.map(\.id) { outlines[section] = nil }
+        }
+    }
+}

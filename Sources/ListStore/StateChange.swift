@@ -1,0 +1,102 @@
+import CellCore
+import DiffableCore
+import ListLayout
+
+/// One accepted change to listd's state, as a value: what every mutation becomes once its request is
+/// decoded, before it is validated, committed and published.
+///
+/// A change is applied by `StateModel.apply(_:limits:)`, the only code that changes the state. The same
+/// change applied again to the same state (replaying a log) gives the same result.
+public enum StateChange: Sendable {
+    /// Creates a data source with `content` (empty, or the demo's). Fails when the name is taken.
+    case createDataSource(name: String, incarnation: String, content: DataSourceContent)
+    /// Deletes a data source.
+    case dropDataSource(name: String)
+    /// Changes one data source and bumps its version. With `createAs`, a missing data source is created
+    /// first with that incarnation (the create and the change are one change, all or nothing).
+    case dataSource(name: String, ifVersion: Int?, createAs: String?, DataSourceOperation)
+    /// Creates a registration; registering an identical definition again changes nothing.
+    case register(Registration)
+    /// Deletes a registration.
+    case unregister(name: String)
+}
+
+/// What a data-source change does.
+public enum DataSourceOperation: Sendable {
+    /// One snapshot edit (`appendItems`, `moveSection`, …).
+    case edit(SnapshotEdit)
+    /// Several edits as one transaction (`batch`): all or nothing, one version.
+    case batch([SnapshotEdit])
+    /// The whole snapshot replaced (`apply`); the changes are the diff, or "reload everything".
+    case replaceSnapshot(Snapshot, reloadData: Bool)
+    /// A section's outline replaced (`applySectionSnapshot`): its visible items become the section's items.
+    case replaceOutline(section: String, SectionSnapshot)
+    /// Outline items expanded or collapsed (`expand`, `collapse`).
+    case setExpansion(section: String, items: [String], expanded: Bool)
+    /// The compositional layout every view renders (`setLayout`).
+    case setLayout(LayoutDescription)
+    /// The cell provider rules, or the supplementary provider for `elementKind` (`setCellProvider`).
+    case setCellProvider(CellProvider, elementKind: String?)
+}
+
+/// Everything a data source holds besides its name and incarnation: what `createDataSource` starts
+/// with and what a checkpoint stores.
+public struct DataSourceContent: Sendable {
+    public var version: Int
+    public var snapshot: Snapshot
+    /// Section snapshots by section (see `DataSourceModel.outlines`).
+    public var outlines: [String: SectionSnapshot]
+    public var cellProvider: CellProvider?
+    public var supplementaryProviders: [String: CellProvider]
+    public var layout: LayoutDescription
+
+    public init(
+        version: Int = 0, snapshot: Snapshot = Snapshot(), outlines: [String: SectionSnapshot] = [:], cellProvider: CellProvider? = nil,
+        supplementaryProviders: [String: CellProvider] = [:], layout: LayoutDescription = LayoutDescription()
+    ) {
+        self.version = version
+        self.snapshot = snapshot
+        self.outlines = outlines
+        self.cellProvider = cellProvider
+        self.supplementaryProviders = supplementaryProviders
+        self.layout = layout
+    }
+}
+
+/// What applying a change did, for the reply and for publishing it to views.
+public struct ChangeOutcome: Sendable {
+    /// The data source's version after the change (data-source changes and creation).
+    public var version: Int?
+    /// The staged changes views apply (empty for layout and cell provider changes).
+    public var changes = StagedChanges()
+    /// Views reload everything instead of applying `changes`.
+    public var reloadData = false
+    public var warnings: [SnapshotWarning] = []
+    /// The data source did not exist before this change.
+    public var createdDataSource = false
+    /// `register` made a new registration (false when an identical one existed).
+    public var createdRegistration = false
+    /// A replaced snapshot: freeing a large one takes time the caller need not wait for.
+    public var retired: Snapshot?
+
+    public init() {}
+}
+
+/// The limits a live change is checked against. Replaying what was accepted before checks none.
+public struct ChangeLimits: Sendable {
+    public var maximumDataSources: Int
+    public var maximumItemsPerDataSource: Int
+    public var maximumIdentifierBytes: Int
+    public var maximumRegistrations: Int
+
+    public init(maximumDataSources: Int, maximumItemsPerDataSource: Int, maximumIdentifierBytes: Int, maximumRegistrations: Int) {
+        self.maximumDataSources = maximumDataSources
+        self.maximumItemsPerDataSource = maximumItemsPerDataSource
+        self.maximumIdentifierBytes = maximumIdentifierBytes
+        self.maximumRegistrations = maximumRegistrations
+    }
+
+    /// No limits: for replaying changes that were accepted under the limits of their time.
+    public static let none = ChangeLimits(
+        maximumDataSources: .max, maximumItemsPerDataSource: .max, maximumIdentifierBytes: .max, maximumRegistrations: .max)
+}

@@ -1,0 +1,284 @@
+import CellCore
+import DiffableCore
+import ListLayout
+import ListWire
+
+/// listd's state that lasts: the data sources and the cell registrations.
+///
+/// `apply(_:limits:)` is the only way to change it: it validates a change against the current state and
+/// either applies all of it or throws and changes nothing. Confined to one thread (the server's event
+/// loop); no I/O.
+public final class StateModel {
+    public private(set) var dataSources: [String: DataSourceModel] = [:]
+    /// Cell registrations, by name, and their creation order.
+    public private(set) var registrations: [String: Registration] = [:]
+    public private(set) var registrationOrder: [String] = []
+
+    public init() {}
+
+    /// Validates `change` against the state and applies it, all or nothing.
+    ///
+    /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state copy).
+    public func apply(_ change: StateChange, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
+        switch change {
+        case .createDataSource(let name, let incarnation, let content):
+            if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
+            try checkCanCreate(name, limits)
+            dataSources[name] = DataSourceModel(name: name, incarnation: incarnation, content: content)
+            var outcome = ChangeOutcome()
+            outcome.version = content.version
+            outcome.createdDataSource = true
+            return outcome
+        case .dropDataSource(let name):
+            guard let dropped = dataSources.removeValue(forKey: name) else {
+                throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
+            }
+            var outcome = ChangeOutcome()
+            outcome.version = dropped.version
+            return outcome
+        case .dataSource(let name, let ifVersion, let incarnation, let operation):
+            return try apply(operation, to: name, ifVersion: ifVersion, createAs: incarnation, limits: limits)
+        case .register(let registration):
+            return try register(registration, limits: limits)
+        case .unregister(let name):
+            guard registrations.removeValue(forKey: name) != nil else {
+                throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
+            }
+            registrationOrder.removeAll { $0 == name }
+            return ChangeOutcome()
+        }
+    }
+
+    // MARK: Data sources
+
+    private func apply(
+        _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs incarnation: String?, limits: ChangeLimits
+    ) throws(WireError) -> ChangeOutcome {
+        try checkIdentifiers(of: operation, limits)
+        let dataSource: DataSourceModel
+        var created = false
+        if let existing = dataSources[name] {
+            dataSource = existing
+        } else if let incarnation {
+            try checkCanCreate(name, limits)
+            dataSource = DataSourceModel(name: name, incarnation: incarnation, content: DataSourceContent())
+            created = true
+        } else {
+            throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
+        }
+        if let ifVersion, ifVersion != dataSource.version {
+            throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
+        }
+        var outcome = try perform(operation, on: dataSource, limits: limits)
+        if created { dataSources[name] = dataSource }
+        dataSource.version += 1
+        dataSource.reconcileOutlines()
+        outcome.version = dataSource.version
+        outcome.createdDataSource = created
+        return outcome
+    }
+
+    /// Performs one operation on `dataSource`; a failing operation changes nothing.
+    private func perform(_ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
+        var outcome = ChangeOutcome()
+        switch operation {
+        case .edit(let edit):
+            try checkRoom(for: edit.addedItemCount, in: dataSource, limits)
+            let result = try snapshotOperation { () throws in try dataSource.snapshot.perform(edit) }
+            outcome.changes = result.changes
+            outcome.warnings = result.warnings
+        case .batch(let edits):
+            try checkRoom(for: edits.reduce(0) { $0 + $1.addedItemCount }, in: dataSource, limits)
+            do {
+                let result = try dataSource.snapshot.perform(edits)
+                outcome.changes = result.changes
+                outcome.warnings = result.warnings
+            } catch let error as BatchError {
+                let wire = WireError(error.error)
+                throw WireError(wire.code, "operations[\(error.index)]: \(wire.message)")
+            } catch {
+                throw WireError(.internal, "\(error)")
+            }
+        case .replaceSnapshot(let new, let reloadData):
+            if new.numberOfItems > limits.maximumItemsPerDataSource {
+                throw WireError(.limitExceeded, "The snapshot has \(new.numberOfItems) items; the limit is \(limits.maximumItemsPerDataSource).")
+            }
+            outcome.changes = reloadData ? StagedChanges() : new.difference(from: dataSource.snapshot)
+            outcome.reloadData = reloadData
+            outcome.retired = dataSource.snapshot
+            dataSource.snapshot = new
+        case .replaceOutline(let section, let outline):
+            outcome = try replaceOutline(of: section, in: dataSource, limits: limits) { _ in outline }
+        case .setExpansion(let section, let items, let expanded):
+            outcome = try replaceOutline(of: section, in: dataSource, limits: limits) { current throws(WireError) in
+                guard var outline = current else { throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.") }
+                let unknown = items.filter { !outline.contains($0) }
+                if !unknown.isEmpty {
+                    throw WireError(
+                        .itemNotFound,
+                        "Items \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) are not in the outline of section \"\(section)\".")
+                }
+                if expanded { outline.expand(items) } else { outline.collapse(items) }
+                return outline
+            }
+        case .setLayout(let layout):
+            dataSource.layout = layout
+        case .setCellProvider(let provider, let elementKind):
+            try checkRegistrations(of: provider, elementKind: elementKind)
+            if let elementKind {
+                dataSource.supplementaryProviders[elementKind] = provider
+            } else {
+                dataSource.cellProvider = provider
+            }
+            // Views keep their cells; what they dequeue from now on follows the new rules.
+        }
+        return outcome
+    }
+
+    /// Replaces a section's outline with `transform(current)` and its items with the outline's visible
+    /// items. Items visible before and after whose expansion or depth changed are reconfigured in a last
+    /// stage (their disclosure or indentation shows it).
+    private func replaceOutline(
+        of section: String, in dataSource: DataSourceModel, limits: ChangeLimits,
+        _ transform: (SectionSnapshot?) throws(WireError) -> SectionSnapshot
+    ) throws(WireError) -> ChangeOutcome {
+        let previous = dataSource.outline(of: section)
+        let outline = try transform(previous)
+        try checkRoom(for: outline.visibleItems.count, in: dataSource, limits)
+        var result = try snapshotOperation { () throws in
+            try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
+        }
+        dataSource.outlines[section] = outline
+        var reconfigures = ChangeStage()
+        if let previous {
+            let previousLevels = Dictionary(previous.visibleLevels, uniquingKeysWith: { first, _ in first })
+            for (item, level) in outline.visibleLevels {
+                guard let previousLevel = previousLevels[item],
+                    previousLevel != level || (try? previous.isExpanded(item)) != (try? outline.isExpanded(item)),
+                    let path = dataSource.snapshot.indexPath(ofItem: item)
+                else { continue }
+                reconfigures.itemReconfigures.append(ItemChange(indexPath: path, item: Item(item, data: outline.data(of: item) ?? .null)))
+            }
+        }
+        reconfigures.itemReconfigures.sort { $0.indexPath < $1.indexPath }
+        if !reconfigures.isEmpty { result.changes.stages.append(reconfigures) }
+        var outcome = ChangeOutcome()
+        outcome.changes = result.changes
+        outcome.warnings = result.warnings
+        return outcome
+    }
+
+    /// Runs a snapshot operation, turning its errors into wire errors.
+    private func snapshotOperation(_ body: () throws -> EditOutcome) throws(WireError) -> EditOutcome {
+        do {
+            return try body()
+        } catch let error as SnapshotError {
+            throw WireError(error)
+        } catch {
+            throw WireError(.internal, "\(error)")
+        }
+    }
+
+    private func checkRoom(for addedItems: Int, in dataSource: DataSourceModel, _ limits: ChangeLimits) throws(WireError) {
+        let limit = limits.maximumItemsPerDataSource
+        if addedItems > 0 && dataSource.snapshot.numberOfItems > limit - addedItems {
+            throw WireError(.limitExceeded, "Data source \"\(dataSource.name)\" would pass its limit of \(limit) items.")
+        }
+    }
+
+    private func checkCanCreate(_ name: String, _ limits: ChangeLimits) throws(WireError) {
+        if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
+            throw WireError(.invalidArgument, "A data source name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
+        }
+        if dataSources.count >= limits.maximumDataSources {
+            throw WireError(.limitExceeded, "listd already holds \(dataSources.count) data sources, its limit.")
+        }
+    }
+
+    private func checkIdentifiers(_ ids: some Sequence<String>, _ limits: ChangeLimits) throws(WireError) {
+        let limit = limits.maximumIdentifierBytes
+        for id in ids where id.utf8.count > limit {
+            throw WireError(.limitExceeded, "Identifier \"\(id.prefix(40))…\" is longer than \(limit) bytes.")
+        }
+    }
+
+    private func checkIdentifiers(of operation: DataSourceOperation, _ limits: ChangeLimits) throws(WireError) {
+        guard limits.maximumIdentifierBytes < .max else { return }
+        switch operation {
+        case .edit(let edit): try checkIdentifiers(of: edit, limits)
+        case .batch(let edits): for edit in edits { try checkIdentifiers(of: edit, limits) }
+        case .replaceSnapshot(let snapshot, _):
+            try checkIdentifiers(snapshot.sectionIdentifiers, limits)
+            try checkIdentifiers(snapshot.itemIdentifiers, limits)
+        case .replaceOutline(let section, let outline):
+            try checkIdentifiers([section], limits)
+            try checkIdentifiers(outline.items.lazy.map(\.id), limits)
+        case .setExpansion, .setLayout, .setCellProvider:
+            break
+        }
+    }
+
+    private func checkIdentifiers(of edit: SnapshotEdit, _ limits: ChangeLimits) throws(WireError) {
+        switch edit {
+        case .appendSections(let sections), .insertSections(let sections, _), .updateSections(let sections):
+            try checkIdentifiers(sections.lazy.map(\.id), limits)
+        case .appendItems(let items, _), .insertItems(let items, _), .updateItems(let items), .replaceItems(_, let items):
+            try checkIdentifiers(items.lazy.map(\.id), limits)
+        default:
+            break  // these only name identifiers that must already exist
+        }
+    }
+
+    // MARK: Registrations
+
+    private func register(_ registration: Registration, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
+        let name = registration.name
+        if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
+            throw WireError(.invalidArgument, "A registration name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
+        }
+        var outcome = ChangeOutcome()
+        if let existing = registrations[name] {
+            guard existing.definition == registration.definition else {
+                throw WireError(
+                    .registrationExists,
+                    "Registration \"\(name)\" exists with another definition. Registrations are created once, up front; unregister it first (which drains its reuse pools).")
+            }
+            return outcome
+        }
+        guard registrations.count < limits.maximumRegistrations else {
+            throw WireError(
+                .limitExceeded,
+                "listd holds \(registrations.count) registrations, its limit. Create registrations up front and reuse them, not one per dequeue.")
+        }
+        registrations[name] = registration
+        registrationOrder.append(name)
+        outcome.createdRegistration = true
+        return outcome
+    }
+
+    private func checkRegistrations(of provider: CellProvider, elementKind: String?) throws(WireError) {
+        for registration in provider.registrationNames {
+            guard let found = registrations[registration] else {
+                throw WireError(.registrationNotFound, "Registration \"\(registration)\" does not exist; register it first.")
+            }
+            switch (found.kind, elementKind) {
+            case (.cell, nil): break
+            case (.supplementary(let kind), let wanted?) where kind == wanted: break
+            default:
+                throw WireError(
+                    .invalidArgument,
+                    "Registration \"\(registration)\" is not a \(elementKind.map { "supplementary registration for \"\($0)\"" } ?? "cell registration").")
+            }
+        }
+    }
+}
+
+extension SnapshotEdit {
+    /// How many items the edit may add (for the item limit).
+    var addedItemCount: Int {
+        switch self {
+        case .appendItems(let items, _), .insertItems(let items, _): return items.count
+        default: return 0
+        }
+    }
+}

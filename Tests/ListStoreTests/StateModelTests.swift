@@ -1,0 +1,124 @@
+import CellCore
+import DiffableCore
+import ListLayout
+import ListStore
+import ListWire
+import Testing
+
+@Suite("State model: the one commit path")
+struct StateModelTests {
+    let limits = ChangeLimits(maximumDataSources: 10, maximumItemsPerDataSource: 100, maximumIdentifierBytes: 64, maximumRegistrations: 5)
+
+    /// A model holding data source "d" with section S and items a, b, c.
+    func model() throws -> StateModel {
+        let model = StateModel()
+        _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: "i1", .edit(.appendSections(["S"]))), limits: limits)
+        _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems(["a", "b", "c"], toSection: "S"))), limits: limits)
+        return model
+    }
+
+    /// The error code `change` is refused with, or nil when it is accepted.
+    func errorCode(_ change: StateChange, _ model: StateModel) -> ErrorCode? {
+        do throws(WireError) {
+            _ = try model.apply(change, limits: limits)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func everyAcceptedChangeBumpsTheVersionOnce() throws {
+        let model = try model()
+        let d = try #require(model.dataSources["d"])
+        #expect(d.version == 2 && d.incarnation == "i1")
+        let outcome = try model.apply(
+            .dataSource(name: "d", ifVersion: 2, createAs: nil, .batch([.deleteItems(["a"]), .moveItem("c", .before("b"))])), limits: limits)
+        #expect(outcome.version == 3 && d.snapshot.itemIdentifiers == ["c", "b"])
+        // Layout and cell provider changes are versions too.
+        #expect(try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(LayoutDescription())), limits: limits).version == 4)
+        _ = try model.apply(.register(Registration(name: "row", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
+        let provider = CellProvider(defaultRegistration: "row")
+        let changed = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: nil)), limits: limits)
+        #expect(changed.version == 5 && changed.changes.stages.isEmpty && !changed.reloadData)
+        #expect(d.cellProvider == provider)
+    }
+
+    @Test func aFailingChangeChangesNothing() throws {
+        let model = try model()
+        let d = try #require(model.dataSources["d"])
+        let before = d.snapshot.itemIdentifiers
+        // The batch's second operation fails: the first is undone.
+        #expect(errorCode(.dataSource(name: "d", ifVersion: nil, createAs: nil, .batch([.deleteItems(["a"]), .moveItem("zz", .after("b"))])), model) == .itemNotFound)
+        #expect(errorCode(.dataSource(name: "d", ifVersion: 7, createAs: nil, .edit(.deleteAllItems)), model) == .versionConflict)
+        #expect(errorCode(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setCellProvider(CellProvider(defaultRegistration: "missing"), elementKind: nil)), model) == .registrationNotFound)
+        #expect(errorCode(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setExpansion(section: "S", items: ["nope"], expanded: true)), model) == .itemNotFound)
+        #expect(d.version == 2 && d.snapshot.itemIdentifiers == before && d.cellProvider == nil)
+    }
+
+    @Test func creatingAndChangingIsOneChange() throws {
+        let model = StateModel()
+        // The data source would be created, but the edit fails: no data source.
+        #expect(errorCode(.dataSource(name: "new", ifVersion: nil, createAs: "i2", .edit(.appendItems(["x"], toSection: "S"))), model) == .sectionNotFound)
+        #expect(model.dataSources["new"] == nil)
+        // Without createAs a missing data source is an error.
+        #expect(errorCode(.dataSource(name: "new", ifVersion: nil, createAs: nil, .edit(.appendSections(["S"]))), model) == .dataSourceNotFound)
+        let created = try model.apply(.dataSource(name: "new", ifVersion: nil, createAs: "i2", .edit(.appendSections(["S"]))), limits: limits)
+        #expect(created.createdDataSource && created.version == 1)
+        #expect(errorCode(.createDataSource(name: "new", incarnation: "i3", content: DataSourceContent()), model) == .dataSourceExists)
+        _ = try model.apply(.dropDataSource(name: "new"), limits: limits)
+        _ = try model.apply(.createDataSource(name: "new", incarnation: "i4", content: DataSourceContent()), limits: limits)
+        #expect(model.dataSources["new"]?.incarnation == "i4" && model.dataSources["new"]?.version == 0, "a new incarnation starts again")
+    }
+
+    @Test func limitsAreCheckedLiveButNotOnReplay() throws {
+        let model = try model()
+        let many = (0..<98).map { Item("n\($0)") }
+        #expect(errorCode(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems(many, toSection: "S"))), model) == .limitExceeded)
+        #expect(errorCode(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems([Item(String(repeating: "x", count: 65))], toSection: "S"))), model) == .limitExceeded)
+        _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems(many, toSection: "S"))), limits: .none)
+        #expect(model.dataSources["d"]?.snapshot.numberOfItems == 101)
+    }
+
+    @Test func registrationsAreCreatedOnceAndUnregistered() throws {
+        let model = StateModel()
+        let row = try Registration(name: "row", definition: ["contentConfiguration": ["type": "cell", "text": "{{title}}"]])
+        #expect(try model.apply(.register(row), limits: limits).createdRegistration)
+        #expect(try !model.apply(.register(row), limits: limits).createdRegistration, "the same definition again is a no-op")
+        let other = try Registration(name: "row", definition: ["contentConfiguration": ["type": "subtitleCell"]])
+        #expect(errorCode(.register(other), model) == .registrationExists)
+        _ = try model.apply(.unregister(name: "row"), limits: limits)
+        #expect(model.registrations.isEmpty && model.registrationOrder.isEmpty)
+        #expect(errorCode(.unregister(name: "row"), model) == .registrationNotFound)
+    }
+
+    /// The property a change log relies on: the same changes applied to a fresh model give the same state.
+    @Test func replayingTheChangesGivesTheSameState() throws {
+        var outline = SectionSnapshot()
+        try outline.append([Item("fruit")])
+        try outline.append([Item("apple"), Item("pear")], to: "fruit")
+        let changes: [StateChange] = [
+            .dataSource(name: "d", ifVersion: nil, createAs: "i1", .edit(.appendSections(["S", "T"]))),
+            .dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems([Item("a", data: ["n": 1]), "b"], toSection: "S"))),
+            .dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceOutline(section: "T", outline)),
+            .dataSource(name: "d", ifVersion: nil, createAs: nil, .setExpansion(section: "T", items: ["fruit"], expanded: true)),
+            .dataSource(name: "d", ifVersion: nil, createAs: nil, .batch([.updateItems([Item("a", data: ["n": 2])]), .moveItem("b", .before("a"))])),
+            .dataSource(name: "e", ifVersion: nil, createAs: "i2", .replaceSnapshot(try Snapshot([(Section("X"), ["x1", "x2"])]), reloadData: false)),
+        ]
+        func replay() throws -> StateModel {
+            let model = StateModel()
+            for change in changes { _ = try model.apply(change, limits: limits) }
+            return model
+        }
+        let first = try replay()
+        let second = try replay()
+        for name in ["d", "e"] {
+            let a = try #require(first.dataSources[name])
+            let b = try #require(second.dataSources[name])
+            #expect(a.version == b.version && a.snapshot.itemIdentifiers == b.snapshot.itemIdentifiers)
+            #expect(a.snapshot.sectionIdentifiers == b.snapshot.sectionIdentifiers && a.outlines == b.outlines)
+        }
+        let d = try #require(first.dataSources["d"])
+        #expect(d.version == 5 && d.snapshot.itemIdentifiers == ["b", "a", "fruit", "apple", "pear"])
+        #expect(d.outlines["T"]?.visibleItems.map(\.id) == ["fruit", "apple", "pear"])
+    }
+}
