@@ -173,7 +173,12 @@ func uuids(_ count: Int, seed: UInt64) -> [String] {
 }
 
 func applyLine(_ ids: [String], dataSource: String) -> [UInt8] {
-    var writer = JSONWriter(capacity: ids.count * 40 + 200)
+    applyLine(dataSource: dataSource, count: ids.count, bytesPerItem: 40) { writer, index in writer.string(ids[index]) }
+}
+
+/// An `apply` request line of one section "S" with `count` items, each written by `writeItem`.
+func applyLine(dataSource: String, count: Int, bytesPerItem: Int, _ writeItem: (inout JSONWriter, Int) -> Void) -> [UInt8] {
+    var writer = JSONWriter(capacity: count * bytesPerItem + 200)
     writer.beginObject()
     writer.key("cmd")
     writer.string("apply")
@@ -188,7 +193,7 @@ func applyLine(_ ids: [String], dataSource: String) -> [UInt8] {
     writer.string("S")
     writer.key("items")
     writer.beginArray()
-    for id in ids { writer.string(id) }
+    for index in 0..<count { writeItem(&writer, index) }
     writer.endArray()
     writer.endObject()
     writer.endArray()
@@ -256,28 +261,10 @@ func applyBenchmark(socket: String) {
 func readBackBenchmark(socket: String) {
     let connection = try! LineConnection(path: socket)
     for count in [100_000, 400_000, 1_000_000] {
-        var writer = JSONWriter(capacity: count * 48 + 200)
-        writer.beginObject()
-        writer.key("cmd")
-        writer.string("apply")
-        writer.key("dataSource")
-        writer.string("read\(count)")
-        writer.key("snapshot")
-        writer.beginObject()
-        writer.key("sections")
-        writer.beginArray()
-        writer.beginObject()
-        writer.key("id")
-        writer.string("S")
-        writer.key("items")
-        writer.beginArray()
-        for index in 0..<count { writer.value(["id": .string("item-\(index)"), "data": ["title": .string("Item \(index)"), "n": .int(index)]]) }
-        writer.endArray()
-        writer.endObject()
-        writer.endArray()
-        writer.endObject()
-        writer.endObject()
-        try! connection.send(bytes: writer.bytes + [0x0A])
+        let line = applyLine(dataSource: "read\(count)", count: count, bytesPerItem: 48) { writer, index in
+            writer.value(["id": .string("item-\(index)"), "data": ["title": .string("Item \(index)"), "n": .int(index)]])
+        }
+        try! connection.send(bytes: line)
         _ = try! connection.readLine(timeout: .seconds(120))
         var times: [Double] = []
         for _ in 0..<3 {

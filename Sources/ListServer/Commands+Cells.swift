@@ -192,12 +192,7 @@ extension CommandRouter {
                 let committed = try context.state.commit(
                     .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
                     connection: context.connection)
-                let version = committed.outcome.version ?? 0
-                return committed.execution { writer in
-                    writer.key("dataSource")
-                    writer.string(name)
-                    writer.key("version")
-                    writer.int(version)
+                return committed.execution(dataSource: name) { writer in
                     writer.key("rules")
                     writer.int(rules.count)
                 }

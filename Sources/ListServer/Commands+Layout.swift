@@ -29,12 +29,7 @@ extension CommandRouter {
                     let committed = try context.state.commit(
                         .dataSource(name: name, ifVersion: nil, createAs: nil, .setLayout(layout)), connection: context.connection)
                     let json = layout.json
-                    let version = committed.outcome.version ?? 0
-                    return committed.execution { writer in
-                        writer.key("dataSource")
-                        writer.string(name)
-                        writer.key("version")
-                        writer.int(version)
+                    return committed.execution(dataSource: name) { writer in
                         writer.key("layout")
                         writer.value(json)
                     }

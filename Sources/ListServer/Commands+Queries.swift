@@ -12,14 +12,9 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
-                    let committed = try context.state.commit(
-                        .createDataSource(name: name, incarnation: Incarnation.make(), content: DataSourceContent()), connection: context.connection)
-                    return committed.execution { writer in
-                        writer.key("dataSource")
-                        writer.string(name)
-                        writer.key("version")
-                        writer.int(0)
-                    }
+                    try context.state.commit(
+                        .createDataSource(name: name, incarnation: Incarnation.make(), content: DataSourceContent()), connection: context.connection
+                    ).execution(dataSource: name)
                 }
             },
             Command(
@@ -29,14 +24,7 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
-                    let committed = try context.state.commit(.dropDataSource(name: name), connection: context.connection)
-                    let version = committed.outcome.version ?? 0
-                    return committed.execution { writer in
-                        writer.key("dataSource")
-                        writer.string(name)
-                        writer.key("version")
-                        writer.int(version)
-                    }
+                    try context.state.commit(.dropDataSource(name: name), connection: context.connection).execution(dataSource: name)
                 }
             },
             Command(

@@ -15,6 +15,18 @@ struct Committed {
     func execution(_ result: @escaping (inout JSONWriter) -> Void) -> Execution {
         Execution(result: result, broadcast: broadcast, afterReply: afterReply)
     }
+
+    /// The execution replying `{dataSource, version, …}` (`more` writes the rest), then publishing.
+    func execution(dataSource name: String, _ more: @escaping (inout JSONWriter) -> Void = { _ in }) -> Execution {
+        let version = outcome.version ?? 0
+        return execution { writer in
+            writer.key("dataSource")
+            writer.string(name)
+            writer.key("version")
+            writer.int(version)
+            more(&writer)
+        }
+    }
 }
 
 extension ServerState {
