@@ -45,12 +45,17 @@ let package = Package(
         // The state that lasts and its one commit path: typed changes applied all or nothing. No I/O.
         .target(name: "ListStore", dependencies: ["DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        // SQLite from the system (libsqlite3-dev), for the embedded store.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.
+        .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore"]),
+        .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -59,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer",
+                "ListServer", "ListStoreSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

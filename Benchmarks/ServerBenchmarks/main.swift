@@ -38,7 +38,7 @@ func cpuSeconds(_ pid: pid_t) -> Double {
 func startListd(socket: String) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
-    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning", "--max-line-bytes", "67108864"]
+    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--ephemeral", "--log-level", "warning", "--max-line-bytes", "67108864"]
     var cArguments = arguments.map { strdup($0) } + [nil]
     let status = posix_spawn(&pid, arguments[0], nil, nil, &cArguments, environ)
     precondition(status == 0, "cannot start \(arguments[0])")

@@ -20,6 +20,8 @@ struct Execution {
     var afterReply: [() -> Void] = []
     /// Set when the command finishes later; `result` is then unused.
     var deferred: Deferred<Execution>? = nil
+    /// Set when the command failed after all (its change could not be stored): the reply is this error.
+    var failure: WireError? = nil
 }
 
 /// A value that arrives later, on the event loop (no threads involved: everything is loop-confined).
@@ -106,6 +108,13 @@ struct CommandRouter: Sendable {
         commandOrder = all.map(\.name)
     }
 
+    /// The commands that change the state that lasts (they go through `ServerState.commit`); the others
+    /// only read it, or change what lives with a connection (views, cells, plugins).
+    static let mutatingCommands: Set<String> = Set(editCommands.map(\.name)).union([
+        "apply", "batch", "createDataSource", "dropDataSource", "applySectionSnapshot", "expand", "collapse", "setLayout",
+        "setCellProvider", "register", "unregister",
+    ])
+
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
         let value: JSONValue
@@ -125,6 +134,13 @@ struct CommandRouter: Sendable {
                 id: request.id,
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 state: state)
+        }
+        if let pipeline = state.pipeline, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
+            // A group of changes is being made durable: run this request once it is.
+            let deferred = Deferred<CommandOutcome>()
+            let copy = [UInt8](line)
+            pipeline.park { deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) }) }
+            return CommandOutcome(reply: [], deferred: deferred)
         }
         state.countCommand(command.index)
         if state.isShuttingDown {
@@ -148,6 +164,7 @@ struct CommandRouter: Sendable {
 
     /// The reply envelope around an execution's result.
     private static func outcome(id: JSONValue?, _ execution: Execution) -> CommandOutcome {
+        if let failure = execution.failure { return CommandOutcome(reply: shared.errorReply(id: id, failure)) }
         do {
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()

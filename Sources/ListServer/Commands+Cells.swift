@@ -53,8 +53,9 @@ extension CommandRouter {
                 throw WireError(error)
             }
             return { context throws(WireError) in
-                let created = try context.state.commit(.register(registration), connection: context.connection).outcome.createdRegistration
-                return Execution { writer in
+                let committed = try context.state.commit(.register(registration), connection: context.connection)
+                let created = committed.outcome.createdRegistration
+                return committed.execution { writer in
                     writeIdentity(registration, to: &writer)
                     writer.key("created")
                     writer.bool(created)

@@ -72,20 +72,30 @@ final class ConnectionHandler: ChannelInboundHandler {
             return router.handle(line: bytes, connection: self)
         }
         guard let outcome else { return }
-        if let deferred = outcome.deferred {
-            waiting = true
-            deferred.whenResolved { [self] final in
-                guard let context = self.context else { return }
-                self.deliver(final, context: context)
-                self.waiting = false
-                while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
-                self.writePending(context: context)
-                context.flush()
-                if !self.waiting && self.closeWhenIdle { self.closeAfterFlush(context: context) }
-            }
+        process(outcome, context: context)
+    }
+
+    /// Delivers an outcome now, or once it is resolved (it may resolve into another deferred outcome:
+    /// a request that waited for a write, then ran, then waits for its own write).
+    private func process(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
+        guard let deferred = outcome.deferred else {
+            deliver(outcome, context: context)
             return
         }
-        deliver(outcome, context: context)
+        waiting = true
+        deferred.whenResolved { [self] final in
+            guard let context = self.context else { return }
+            if final.deferred != nil {
+                self.process(final, context: context)
+                return
+            }
+            self.deliver(final, context: context)
+            self.waiting = false
+            while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
+            self.writePending(context: context)
+            context.flush()
+            if !self.waiting && self.closeWhenIdle { self.closeAfterFlush(context: context) }
+        }
     }
 
     private func deliver(_ outcome: CommandOutcome, context: ChannelHandlerContext) {

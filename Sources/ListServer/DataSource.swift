@@ -8,7 +8,8 @@ import NIOCore
 /// One named data source as the server serves it: its state (the `DataSourceModel`, changed only
 /// through the commit path) and the views attached to it. Confined to the server's event loop.
 final class DataSource {
-    let model: DataSourceModel
+    /// Replaced only when a failed write restores the data source from the store.
+    var model: DataSourceModel
     /// Attached views, by view name, in attach order.
     private(set) var views: [String: ViewSession] = [:]
     private(set) var viewOrder: [String] = []

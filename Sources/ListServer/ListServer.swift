@@ -38,14 +38,31 @@ public final class ListServer: Sendable {
 
     /// Binds (or adopts) the socket and starts serving. Returns once the socket is listening.
     public static func start(configuration: ServerConfiguration, logger: Logger) async throws -> ListServer {
+        let opened = try StateStorage.open(configuration.storage, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
+            if let (opened, loaded) = opened {
+                try state.model.load(loaded)
+                for name in state.model.dataSources.keys { state.dataSources[name] = DataSource(model: state.model.dataSources[name]!) }
+                state.storage = opened
+                let bound = NIOLoopBound(state, eventLoop: loop)
+                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations in
+                    bound.value.restore(stored, dataSources: touched, registrations: registrations)
+                }
+                pipeline.retainVersions = configuration.changeLogVersions
+                pipeline.loaded(loaded)
+                if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }
+                state.pipeline = pipeline
+            }
             if configuration.demo {
-                // Through the commit path, as any client's changes (the demo's data is valid by construction).
-                for registration in DemoData.registrations() { _ = try! state.commit(.register(registration), connection: nil) }
-                for (name, content) in DemoData.dataSources() {
+                // Through the commit path, as any client's changes (the demo's data is valid by construction);
+                // what a previous run kept (and its user may have changed) stays as it is.
+                for registration in DemoData.registrations() where state.registrations[registration.name] == nil {
+                    _ = try! state.commit(.register(registration), connection: nil)
+                }
+                for (name, content) in DemoData.dataSources() where state.dataSources[name] == nil {
                     _ = try! state.commit(.createDataSource(name: name, incarnation: Incarnation.make(), content: content), connection: nil)
                 }
             }
@@ -177,6 +194,7 @@ public final class ListServer: Sendable {
             var updated = configuration
             updated.listener = state.value.configuration.listener
             updated.demo = state.value.configuration.demo
+            updated.storage = state.value.configuration.storage
             state.value.configuration = updated
         }.get()
         await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds))
@@ -200,6 +218,13 @@ public final class ListServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         if let path = ownsSocketFile { unlink(path) }
+        // What was accepted is written before the store closes.
+        while (try? await channel.eventLoop.submit { state.value.pipeline?.isIdle ?? true }.get()) == false {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if let (writer, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.store) } }).get() {
+            await CommitPipeline.close(writer: writer, store: store)
+        }
         // Plugins last: the views drained above may still have needed them.
         let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000
         await supervisor.stopAll(grace: .milliseconds(pluginGrace))

@@ -1,3 +1,5 @@
+import ListStoreSQLite
+
 /// Everything that can be set about a server: where it listens and its limits.
 public struct ServerConfiguration: Sendable, Equatable {
     /// Where to listen: a path to bind, or a listening socket inherited through socket activation.
@@ -29,8 +31,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var plugins: [SupervisedPluginSpec] = []
     /// How long a supervised plugin has to exit after SIGTERM before it gets SIGKILL.
     public var pluginStopGraceMilliseconds: Int = 3_000
-    /// Preload the demo data sources built from the seeds' data.
+    /// Preload the demo data sources built from the seeds' data (those that are absent).
     public var demo: Bool = false
+
+    /// Where the state lasts.
+    public enum Storage: Sendable, Equatable {
+        /// Nothing is written: the state dies with the process (`--ephemeral`).
+        case ephemeral
+        /// A SQLite database in a state directory, with the given sync mode.
+        case directory(String, sync: SQLiteStore.SyncMode)
+    }
+
+    public var storage: Storage = .ephemeral
+    /// Per data source, how many versions of changes the log keeps for resuming views.
+    public var changeLogVersions: Int = 10_000
 
     public init(listener: Listener) {
         self.listener = listener

@@ -10,10 +10,21 @@ struct Committed {
     var dataSource: DataSource?
     var broadcast: (DataSource, ByteBuffer)?
     var afterReply: [() -> Void] = []
+    /// With a store: resolves once the change is durable (`nil`), or with the error that undid it.
+    var durable: Deferred<WireError?>?
 
-    /// The execution replying with `result`, then publishing.
+    /// The execution replying with `result`, then publishing; with a store, once the change is durable.
     func execution(_ result: @escaping (inout JSONWriter) -> Void) -> Execution {
-        Execution(result: result, broadcast: broadcast, afterReply: afterReply)
+        let execution = Execution(result: result, broadcast: broadcast, afterReply: afterReply)
+        guard let durable else { return execution }
+        var waiting = Execution { _ in }
+        waiting.deferred = durable.map { error in
+            guard let error else { return execution }
+            var failed = Execution { _ in }
+            failed.failure = error
+            return failed
+        }
+        return waiting
     }
 
     /// The execution replying `{dataSource, version, …}` (`more` writes the rest), then publishing.
@@ -41,16 +52,24 @@ extension ServerState {
     /// prepare its publication: the new version's event for the attached views (`changes`, or
     /// `layoutChanged`), cells to update, views to tell of a drop, pools to drain.
     func commit(_ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(WireError) -> Committed {
+        if let reason = pipeline?.brokenReason { throw WireError(.storageFailed, reason) }
         let outcome = try model.apply(change, limits: changeLimits)
         var committed = Committed(outcome: outcome)
+        if let pipeline {
+            let records = model.records(of: change, outcome: outcome)
+            if !records.isEmpty {
+                committed.durable = pipeline.add(records, dataSources: change.dataSourceName.map { [$0] } ?? [], registrations: change.dataSourceName == nil)
+            }
+        }
         switch change {
         case .createDataSource(let name, _, _):
             committed.dataSource = serve(name)
         case .dropDataSource(let name):
-            guard let dropped = dataSources.removeValue(forKey: name) else { break }
+            guard let dropped = dataSources[name] else { break }
             committed.dataSource = dropped
             let views = dropped.attachedViews
-            committed.afterReply.append {
+            committed.afterReply.append { [self] in
+                if dataSources[name] === dropped { dataSources[name] = nil }
                 for view in views {
                     view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
                     view.connection.sendEvent(JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
@@ -75,11 +94,39 @@ extension ServerState {
         case .register:
             break
         case .unregister(let name):
-            for dataSource in dataSources.values {
-                for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+            committed.afterReply.append { [self] in
+                for dataSource in dataSources.values {
+                    for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+                }
             }
         }
         return committed
+    }
+
+    /// After a failed write: makes the touched data sources (and registrations) what the store holds,
+    /// so memory is as it was before the failed group.
+    func restore(_ stored: StoredState, dataSources touched: Set<String>, registrations: Bool) {
+        if registrations { model.restoreRegistrations(stored.registrations) }
+        let found = Dictionary(stored.dataSources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for name in touched {
+            if let dataSource = found[name] {
+                do {
+                    try model.restore(dataSource)
+                } catch {
+                    logger.critical("cannot restore a data source after a failed write", metadata: ["dataSource": "\(name)", "error": "\(error)"])
+                }
+            } else {
+                model.forget(dataSource: name)
+            }
+            if let restored = model.dataSources[name] {
+                if let served = dataSources[name] { served.model = restored } else { dataSources[name] = DataSource(model: restored) }
+            } else if let served = dataSources.removeValue(forKey: name) {
+                for view in served.attachedViews {
+                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
+                    view.connection.sendEvent(JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
+                }
+            }
+        }
     }
 
     /// Starts serving a data source the model just created.

@@ -14,6 +14,10 @@ final class ServerState {
     let startedAt = ContinuousClock.now
     /// The state that lasts (data sources, registrations): changed only through `commit`.
     let model = StateModel()
+    /// Writes committed changes to the store (none with `--ephemeral`).
+    var pipeline: CommitPipeline?
+    /// The opened state directory and store (none with `--ephemeral`).
+    var storage: StateStorage?
     /// The data sources as served (their models and attached views), by name.
     var dataSources: [String: DataSource] = [:]
     /// Cell registrations, by name.
@@ -97,8 +101,9 @@ final class ServerState {
     /// The one-line status for `sd_notify` STATUS=.
     var statusLine: String {
         let items = totalItems
+        let loaded = storage.map { "; \($0.summary)" } ?? ""
         return "Serving \(dataSources.count) data source\(dataSources.count == 1 ? "" : "s"), \(items) item\(items == 1 ? "" : "s"), "
-            + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")"
+            + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")" + loaded
     }
 
     /// Writes an event line to every view of `dataSource`.

@@ -21,6 +21,16 @@ public enum StateChange: Sendable {
     case unregister(name: String)
 }
 
+extension StateChange {
+    /// The data source the change is about; `nil` for registrations.
+    public var dataSourceName: String? {
+        switch self {
+        case .createDataSource(let name, _, _), .dropDataSource(let name), .dataSource(let name, _, _, _): return name
+        case .register, .unregister: return nil
+        }
+    }
+}
+
 /// What a data-source change does.
 public enum DataSourceOperation: Sendable {
     /// One snapshot edit (`appendItems`, `moveSection`, …).
@@ -88,6 +98,9 @@ public struct ChangeLimits: Sendable {
     public var maximumItemsPerDataSource: Int
     public var maximumIdentifierBytes: Int
     public var maximumRegistrations: Int
+    /// Whether a cell provider must name existing registrations. Replaying does not check: a
+    /// registration may have been deleted since (the provider then names one that is gone, as it did live).
+    public var checksRegistrations = true
 
     public init(maximumDataSources: Int, maximumItemsPerDataSource: Int, maximumIdentifierBytes: Int, maximumRegistrations: Int) {
         self.maximumDataSources = maximumDataSources
@@ -97,6 +110,9 @@ public struct ChangeLimits: Sendable {
     }
 
     /// No limits: for replaying changes that were accepted under the limits of their time.
-    public static let none = ChangeLimits(
-        maximumDataSources: .max, maximumItemsPerDataSource: .max, maximumIdentifierBytes: .max, maximumRegistrations: .max)
+    public static let none: ChangeLimits = {
+        var limits = ChangeLimits(maximumDataSources: .max, maximumItemsPerDataSource: .max, maximumIdentifierBytes: .max, maximumRegistrations: .max)
+        limits.checksRegistrations = false
+        return limits
+    }()
 }

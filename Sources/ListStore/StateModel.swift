@@ -9,10 +9,10 @@ import ListWire
 /// either applies all of it or throws and changes nothing. Confined to one thread (the server's event
 /// loop); no I/O.
 public final class StateModel {
-    public private(set) var dataSources: [String: DataSourceModel] = [:]
+    public internal(set) var dataSources: [String: DataSourceModel] = [:]
     /// Cell registrations, by name, and their creation order.
-    public private(set) var registrations: [String: Registration] = [:]
-    public private(set) var registrationOrder: [String] = []
+    public internal(set) var registrations: [String: Registration] = [:]
+    public internal(set) var registrationOrder: [String] = []
 
     public init() {}
 
@@ -124,7 +124,7 @@ public final class StateModel {
         case .setLayout(let layout):
             dataSource.layout = layout
         case .setCellProvider(let provider, let elementKind):
-            try checkRegistrations(of: provider, elementKind: elementKind)
+            if limits.checksRegistrations { try checkRegistrations(of: provider, elementKind: elementKind) }
             if let elementKind {
                 dataSource.supplementaryProviders[elementKind] = provider
             } else {

@@ -18,7 +18,7 @@ struct FileSettings {
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
-        "pluginStopGraceMilliseconds",
+        "pluginStopGraceMilliseconds", "changeLogVersions",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -76,6 +76,7 @@ struct FileSettings {
         if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
         if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
         if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
+        if let value = values["changeLogVersions"] { configuration.changeLogVersions = value }
         configuration.plugins += plugins
     }
 }

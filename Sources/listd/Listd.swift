@@ -1,5 +1,6 @@
 import ArgumentParser
 import ListServer
+import ListStoreSQLite
 import ListWire
 import Logging
 import UnixSignals
@@ -31,6 +32,18 @@ struct Listd: AsyncParsableCommand {
 
     @Option(help: "A JSON configuration file (limits and log level); re-read on SIGHUP.")
     var config: String?
+
+    @Option(help: ArgumentHelp(
+        "Where the state lasts (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/listd, else ~/.local/state/listd).", valueName: "dir"))
+    var stateDirectory: String?
+
+    @Flag(help: "Keep the state in memory only: no files, nothing survives the process.")
+    var ephemeral = false
+
+    @Option(help: ArgumentHelp(
+        "always: reply to a change once it is fsync'd; periodic: once written, fsync about every second (a power cut may lose the last second).",
+        valueName: "mode"))
+    var sync: String = "always"
 
     @Flag(help: "Preload the demo data sources (home, emoji) built from the seeds' data, with registrations for the example plugins.")
     var demo = false
@@ -64,7 +77,8 @@ struct Listd: AsyncParsableCommand {
         } else {
             listener = .path(try socket ?? Self.defaultSocketPath())
         }
-        let configuration = makeConfiguration(listener: listener, settings: settings)
+        var configuration = makeConfiguration(listener: listener, settings: settings)
+        configuration.storage = try storage()
 
         let server: ListServer
         do {
@@ -97,6 +111,20 @@ struct Listd: AsyncParsableCommand {
             logger.info("stopped")
             return
         }
+    }
+
+    /// `--ephemeral`, or the state directory with the sync mode.
+    func storage() throws -> ServerConfiguration.Storage {
+        guard let mode = SQLiteStore.SyncMode(rawValue: sync) else { throw ValidationError("--sync is always or periodic, not \"\(sync)\".") }
+        if ephemeral {
+            if stateDirectory != nil { throw ValidationError("--ephemeral and --state-directory exclude each other.") }
+            return .ephemeral
+        }
+        let environment = ProcessEnvironment()
+        guard let directory = stateDirectory ?? StateDirectory.defaultPath(environment: { environment[$0] }) else {
+            throw ValidationError("No state directory: pass --state-directory (or --ephemeral), or set STATE_DIRECTORY, XDG_STATE_HOME or HOME.")
+        }
+        return .directory(PluginDirectory.absolute(directory), sync: mode)
     }
 
     /// The configuration: defaults, then the file's settings, then the command line's options.

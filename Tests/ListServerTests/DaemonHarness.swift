@@ -106,7 +106,9 @@ final class Daemon {
         self.directory = try directory ?? makeTemporaryDirectory()
         socketPath = self.directory + "/listd.sock"
         notify = try NotifySocket(directory: self.directory)
-        var arguments = ["--socket", socketPath] + arguments
+        // Tests never touch the user's state directory: ephemeral unless a test names its own directory.
+        let storage = arguments.contains("--state-directory") ? [] : ["--ephemeral"]
+        var arguments = ["--socket", socketPath] + storage + arguments
         if let configuration {
             let path = self.directory + "/listd.json"
             try Data(configuration.jsonBytes).write(to: URL(fileURLWithPath: path))

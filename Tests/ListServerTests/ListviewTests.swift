@@ -343,7 +343,9 @@ struct ListviewTerminalTests {
         let script = protocolDirectory.deletingLastPathComponent().appendingPathComponent("scripts/demo").path
         let started = try spawnAndWait(
             ["bash", script, "--tmux", "--detached"],
-            environment: ["LISTD_DEMO_BIN": binaryDirectory.path, "LISTD_DEMO_TMUX": server, "LISTD_SOCKET": socket])
+            environment: [
+                "LISTD_DEMO_BIN": binaryDirectory.path, "LISTD_DEMO_TMUX": server, "LISTD_SOCKET": socket, "XDG_STATE_HOME": directory + "/state",
+            ])
         #expect(started.status == 0)
         func pane(_ index: Int) throws -> String { try spawnAndWait(["tmux", "-L", server, "capture-pane", "-p", "-t", "demo:0.\(index)"]).output }
         func waitFor(_ index: Int, _ condition: (String) -> Bool) throws -> String {

@@ -185,7 +185,7 @@ struct SystemdTests {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         process.arguments = [
             "-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "SWIFT_BACKTRACE=enable=no",
-            binaryDirectory.appendingPathComponent("listd").path, "--demo",
+            binaryDirectory.appendingPathComponent("listd").path, "--demo", "--ephemeral",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.path

@@ -128,7 +128,7 @@ struct SupervisorTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{"plugins": ["relative/path"]}"#.write(toFile: directory + "/bad.json", atomically: true, encoding: .utf8)
-        let run = try runExecutable("listd", ["--socket", directory + "/s", "--config", directory + "/bad.json"])
+        let run = try runExecutable("listd", ["--socket", directory + "/s", "--ephemeral", "--config", directory + "/bad.json"])
         #expect(run.status != 0)
         #expect(run.err.contains("absolute executable path"))
     }

@@ -1,0 +1,41 @@
+import ListStore
+import ListStoreSQLite
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The storage a server opened at start-up: the locked state directory, the store, and what loading
+/// found and took (for `STATUS=` and `stats`).
+final class StateStorage: @unchecked Sendable {
+    let directory: StateDirectory
+    let store: SQLiteStore
+    /// `"loaded 3 data sources (1200 items), 2 registrations from DIR in 14 ms"`.
+    let summary: String
+    let loadMilliseconds: Int
+
+    private init(directory: StateDirectory, store: SQLiteStore, summary: String, loadMilliseconds: Int) {
+        self.directory = directory
+        self.store = store
+        self.summary = summary
+        self.loadMilliseconds = loadMilliseconds
+    }
+
+    /// Locks the directory, opens the database and reads everything in it; `nil` when ephemeral.
+    static func open(_ storage: ServerConfiguration.Storage, logger: Logger) throws -> (StateStorage, StoredState)? {
+        guard case .directory(let path, let sync) = storage else { return nil }
+        let start = ContinuousClock.now
+        let directory = try StateDirectory(path: path)
+        let store = try SQLiteStore(path: directory.databasePath, sync: sync)
+        let loaded = try store.load()
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Int(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        logger.info(
+            "state loaded", metadata: ["directory": "\(path)", "dataSources": "\(loaded.dataSources.count)", "milliseconds": "\(milliseconds)"])
+        let count = loaded.dataSources.count
+        let summary =
+            "loaded \(count) data source\(count == 1 ? "" : "s") and \(loaded.registrations.count) registration\(loaded.registrations.count == 1 ? "" : "s") from \(path) in \(milliseconds) ms"
+        return (StateStorage(directory: directory, store: store, summary: summary, loadMilliseconds: milliseconds), loaded)
+    }
+}

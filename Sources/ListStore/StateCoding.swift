@@ -1,0 +1,431 @@
+import CellCore
+import DiffableCore
+import ListLayout
+import ListWire
+
+/// The stored form of changes and data source contents: JSON in the protocol's own vocabulary, so a
+/// log record reads like the request that made it (`{"cmd":"appendItems","items":["a"]}`).
+///
+/// Encoding then decoding gives back an equal value; a record that does not decode is reported as
+/// `StorageError.corrupt` by the store that read it.
+public enum StateCoding {
+    // MARK: Operations
+
+    /// The JSON of one data-source operation.
+    public static func encode(_ operation: DataSourceOperation) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        write(operation, to: &writer)
+        return writer.bytes
+    }
+
+    public static func decodeOperation(_ bytes: [UInt8]) throws(StorageError) -> DataSourceOperation {
+        try decoding("a change record") { () throws(WireError) in try operation(try parse(bytes)) }
+    }
+
+    static func write(_ operation: DataSourceOperation, to writer: inout JSONWriter) {
+        writer.beginObject()
+        switch operation {
+        case .edit(let edit):
+            writeMembers(of: edit, to: &writer)
+        case .batch(let edits):
+            command("batch", &writer)
+            writer.key("operations")
+            writer.beginArray()
+            for edit in edits {
+                writer.beginObject()
+                writeMembers(of: edit, to: &writer)
+                writer.endObject()
+            }
+            writer.endArray()
+        case .replaceSnapshot(let snapshot, let reloadData):
+            command("apply", &writer)
+            writer.key("sections")
+            writeSections(of: snapshot, to: &writer)
+            if reloadData {
+                writer.key("reloadData")
+                writer.bool(true)
+            }
+        case .replaceOutline(let section, let outline):
+            command("applySectionSnapshot", &writer)
+            writer.key("section")
+            writer.string(section)
+            writer.key("items")
+            writeOutline(outline, to: &writer)
+        case .setExpansion(let section, let items, let expanded):
+            command(expanded ? "expand" : "collapse", &writer)
+            writer.key("section")
+            writer.string(section)
+            strings("items", items, &writer)
+        case .setLayout(let layout):
+            command("setLayout", &writer)
+            writer.key("layout")
+            writer.value(layout.json)
+        case .setCellProvider(let provider, let elementKind):
+            command("setCellProvider", &writer)
+            if let elementKind {
+                writer.key("elementKind")
+                writer.string(elementKind)
+            }
+            writer.key("provider")
+            writer.value(json(provider))
+        }
+        writer.endObject()
+    }
+
+    private static func writeMembers(of edit: SnapshotEdit, to writer: inout JSONWriter) {
+        switch edit {
+        case .appendSections(let sections):
+            command("appendSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+        case .insertSections(let sections, let placement):
+            command("insertSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+            self.placement(placement, "Section", &writer)
+        case .deleteSections(let ids):
+            command("deleteSections", &writer)
+            strings("sections", ids, &writer)
+        case .moveSection(let id, let placement):
+            command("moveSection", &writer)
+            writer.key("section")
+            writer.string(id)
+            self.placement(placement, "Section", &writer)
+        case .reloadSections(let ids):
+            command("reloadSections", &writer)
+            strings("sections", ids, &writer)
+        case .updateSections(let sections):
+            command("updateSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+        case .appendItems(let items, let section):
+            command("appendItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+            if let section {
+                writer.key("toSection")
+                writer.string(section)
+            }
+        case .insertItems(let items, let placement):
+            command("insertItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+            self.placement(placement, "Item", &writer)
+        case .deleteItems(let ids):
+            command("deleteItems", &writer)
+            strings("items", ids, &writer)
+        case .deleteAllItems:
+            command("deleteAllItems", &writer)
+        case .moveItem(let id, let placement):
+            command("moveItem", &writer)
+            writer.key("item")
+            writer.string(id)
+            self.placement(placement, "Item", &writer)
+        case .reloadItems(let ids):
+            command("reloadItems", &writer)
+            strings("items", ids, &writer)
+        case .reconfigureItems(let ids):
+            command("reconfigureItems", &writer)
+            strings("items", ids, &writer)
+        case .updateItems(let items):
+            command("updateItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+        case .replaceItems(let section, let items):
+            command("replaceItems", &writer)
+            writer.key("section")
+            writer.string(section)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+        }
+    }
+
+    private static func operation(_ value: JSONValue) throws(WireError) -> DataSourceOperation {
+        let members = try object(value, "record")
+        let name = try string(members["cmd"], "cmd")
+        switch name {
+        case "batch":
+            var edits: [SnapshotEdit] = []
+            for (index, entry) in try array(members["operations"], "operations").enumerated() {
+                edits.append(try edit(try object(entry, "operations[\(index)]")))
+            }
+            return .batch(edits)
+        case "apply":
+            let sections = try WireDecoding.snapshot(.object(["sections": members["sections"] ?? .array([])]), field: "snapshot")
+            let reloadData = members["reloadData"] == .bool(true)
+            return .replaceSnapshot(try snapshot(sections), reloadData: reloadData)
+        case "applySectionSnapshot":
+            let outline = try WireDecoding.sectionSnapshot(.object(["items": members["items"] ?? .array([])]), field: "items")
+            return .replaceOutline(section: try string(members["section"], "section"), outline)
+        case "expand", "collapse":
+            return .setExpansion(section: try string(members["section"], "section"), items: try strings(members["items"], "items"), expanded: name == "expand")
+        case "setLayout":
+            do {
+                return .setLayout(try LayoutDescription(json: members["layout"] ?? .null))
+            } catch {
+                throw WireError(.invalidArgument, "layout: \(error)")
+            }
+        case "setCellProvider":
+            let elementKind = try members["elementKind"].map { value throws(WireError) in try string(value, "elementKind") }
+            return .setCellProvider(try provider(members["provider"] ?? .null), elementKind: elementKind)
+        default:
+            return .edit(try edit(members))
+        }
+    }
+
+    private static func edit(_ members: [String: JSONValue]) throws(WireError) -> SnapshotEdit {
+        func items(_ key: String) throws(WireError) -> [Item] { try WireDecoding.items(try array(members[key], key), field: key) }
+        func sections(_ key: String) throws(WireError) -> [Section] { try WireDecoding.sections(try array(members[key], key), field: key) }
+        func placement(_ kind: String) throws(WireError) -> Placement {
+            if let before = members["before" + kind] { return .before(try string(before, "before" + kind)) }
+            return .after(try string(members["after" + kind], "after" + kind))
+        }
+        let name = try string(members["cmd"], "cmd")
+        switch name {
+        case "appendSections": return .appendSections(try sections("sections"))
+        case "insertSections": return .insertSections(try sections("sections"), try placement("Section"))
+        case "deleteSections": return .deleteSections(try strings(members["sections"], "sections"))
+        case "moveSection": return .moveSection(try string(members["section"], "section"), try placement("Section"))
+        case "reloadSections": return .reloadSections(try strings(members["sections"], "sections"))
+        case "updateSections": return .updateSections(try sections("sections"))
+        case "appendItems":
+            let section = try members["toSection"].map { value throws(WireError) in try string(value, "toSection") }
+            return .appendItems(try items("items"), toSection: section)
+        case "insertItems": return .insertItems(try items("items"), try placement("Item"))
+        case "deleteItems": return .deleteItems(try strings(members["items"], "items"))
+        case "deleteAllItems": return .deleteAllItems
+        case "moveItem": return .moveItem(try string(members["item"], "item"), try placement("Item"))
+        case "reloadItems": return .reloadItems(try strings(members["items"], "items"))
+        case "reconfigureItems": return .reconfigureItems(try strings(members["items"], "items"))
+        case "updateItems": return .updateItems(try items("items"))
+        case "replaceItems": return .replaceItems(inSection: try string(members["section"], "section"), with: try items("items"))
+        default: throw WireError(.invalidArgument, "unknown record \"\(name)\"")
+        }
+    }
+
+    // MARK: Contents (checkpoints)
+
+    /// The JSON of a data source's content: what a checkpoint stores.
+    public static func encode(_ content: DataSourceContent) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 + content.snapshot.numberOfItems * 16)
+        writer.beginObject()
+        writer.key("version")
+        writer.int(content.version)
+        writer.key("sections")
+        writeSections(of: content.snapshot, to: &writer)
+        if !content.outlines.isEmpty {
+            writer.key("outlines")
+            writer.beginObject()
+            for section in content.outlines.keys.sorted() {
+                writer.key(section)
+                writeOutline(content.outlines[section]!, to: &writer)
+            }
+            writer.endObject()
+        }
+        if let provider = content.cellProvider {
+            writer.key("cellProvider")
+            writer.value(json(provider))
+        }
+        if !content.supplementaryProviders.isEmpty {
+            writer.key("supplementaryProviders")
+            writer.value(.object(content.supplementaryProviders.mapValues(json)))
+        }
+        writer.key("layout")
+        writer.value(content.layout.json)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    public static func decodeContent(_ bytes: [UInt8]) throws(StorageError) -> DataSourceContent {
+        try decoding("a checkpoint") { () throws(WireError) in
+            let members = try object(try parse(bytes), "checkpoint")
+            guard case .int(let version)? = members["version"] else { throw WireError(.invalidArgument, "version must be an integer") }
+            let sections = try WireDecoding.snapshot(.object(["sections": members["sections"] ?? .array([])]), field: "snapshot")
+            var content = DataSourceContent(version: version, snapshot: try snapshot(sections))
+            if let outlines = members["outlines"] {
+                for (section, value) in try object(outlines, "outlines") {
+                    content.outlines[section] = try WireDecoding.sectionSnapshot(.object(["items": value]), field: "outlines.\(section)")
+                }
+            }
+            if let provider = members["cellProvider"] { content.cellProvider = try self.provider(provider) }
+            if let providers = members["supplementaryProviders"] {
+                for (kind, value) in try object(providers, "supplementaryProviders") {
+                    content.supplementaryProviders[kind] = try provider(value)
+                }
+            }
+            do {
+                content.layout = try LayoutDescription(json: members["layout"] ?? .null)
+            } catch {
+                throw WireError(.invalidArgument, "layout: \(error)")
+            }
+            return content
+        }
+    }
+
+    // MARK: Registrations
+
+    /// A registration as stored: `{"name", "definition"}`.
+    public static func encode(_ registration: Registration) -> [UInt8] {
+        JSONValue.object(["name": .string(registration.name), "definition": registration.definition]).jsonBytes
+    }
+
+    public static func decodeRegistration(_ bytes: [UInt8]) throws(StorageError) -> Registration {
+        let value = try decoding("a registration") { () throws(WireError) in try parse(bytes) }
+        guard case .string(let name)? = value["name"], let definition = value["definition"] else {
+            throw StorageError(.corrupt, "A stored registration has no name or definition.")
+        }
+        do {
+            return try Registration(name: name, definition: definition)
+        } catch {
+            throw StorageError(.corrupt, "Stored registration \"\(name)\" no longer compiles: \(error)")
+        }
+    }
+
+    // MARK: Pieces
+
+    /// `[{id, data?, items: [...]}, …]`.
+    static func writeSections(of snapshot: Snapshot, to writer: inout JSONWriter) {
+        writer.beginArray()
+        for index in 0..<snapshot.numberOfSections {
+            let section = snapshot.section(at: index)!
+            writer.beginObject()
+            writer.key("id")
+            writer.string(section.id)
+            if !section.data.isNull {
+                writer.key("data")
+                writer.value(section.data)
+            }
+            writer.key("items")
+            writer.beginArray()
+            for item in (try? snapshot.items(inSection: section.id)) ?? [] { writer.identified(item.id, data: item.data) }
+            writer.endArray()
+            writer.endObject()
+        }
+        writer.endArray()
+    }
+
+    /// `[{id, data?, expanded?, children?}, …]`, depth-first (what `applySectionSnapshot` takes).
+    static func writeOutline(_ outline: SectionSnapshot, to writer: inout JSONWriter) {
+        func write(_ ids: [String], _ writer: inout JSONWriter) {
+            writer.beginArray()
+            for id in ids {
+                writer.beginObject()
+                writer.key("id")
+                writer.string(id)
+                if let data = outline.data(of: id), !data.isNull {
+                    writer.key("data")
+                    writer.value(data)
+                }
+                if (try? outline.isExpanded(id)) == true {
+                    writer.key("expanded")
+                    writer.bool(true)
+                }
+                let children = (try? outline.children(of: id)) ?? []
+                if !children.isEmpty {
+                    writer.key("children")
+                    write(children, &writer)
+                }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        write(outline.rootItems.map(\.id), &writer)
+    }
+
+    /// `{"rules": [{section?, match?: {field, equals}, registration}], "default"?}`.
+    public static func json(_ provider: CellProvider) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        members["rules"] = .array(
+            provider.rules.map { rule in
+                var fields: [String: JSONValue] = ["registration": .string(rule.registration)]
+                if let section = rule.section { fields["section"] = .string(section) }
+                if let match = rule.match { fields["match"] = .object(["field": .string(match.field), "equals": match.equals]) }
+                return .object(fields)
+            })
+        if let fallback = provider.defaultRegistration { members["default"] = .string(fallback) }
+        return .object(members)
+    }
+
+    private static func provider(_ value: JSONValue) throws(WireError) -> CellProvider {
+        let members = try object(value, "provider")
+        var rules: [CellProvider.Rule] = []
+        for (index, entry) in try array(members["rules"], "rules").enumerated() {
+            let fields = try object(entry, "rules[\(index)]")
+            var rule = CellProvider.Rule(registration: try string(fields["registration"], "rules[\(index)].registration"))
+            if let section = fields["section"] { rule.section = try string(section, "rules[\(index)].section") }
+            if let match = fields["match"] {
+                let matchFields = try object(match, "rules[\(index)].match")
+                rule.match = (try string(matchFields["field"], "rules[\(index)].match.field"), matchFields["equals"] ?? .null)
+            }
+            rules.append(rule)
+        }
+        let fallback = try members["default"].map { value throws(WireError) in try string(value, "default") }
+        return CellProvider(rules: rules, defaultRegistration: fallback)
+    }
+
+    private static func command(_ name: String, _ writer: inout JSONWriter) {
+        writer.key("cmd")
+        writer.string(name)
+    }
+
+    private static func strings(_ key: String, _ values: [String], _ writer: inout JSONWriter) {
+        writer.key(key)
+        writer.beginArray()
+        for value in values { writer.string(value) }
+        writer.endArray()
+    }
+
+    private static func identified(_ key: String, _ values: some Sequence<(String, JSONValue)>, _ writer: inout JSONWriter) {
+        writer.key(key)
+        writer.beginArray()
+        for (id, data) in values { writer.identified(id, data: data) }
+        writer.endArray()
+    }
+
+    private static func placement(_ placement: Placement, _ kind: String, _ writer: inout JSONWriter) {
+        switch placement {
+        case .before(let id): writer.key("before" + kind); writer.string(id)
+        case .after(let id): writer.key("after" + kind); writer.string(id)
+        }
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws(WireError) -> JSONValue {
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw WireError(.invalidJSON, "\(error)")
+        }
+    }
+
+    private static func snapshot(_ sections: [(section: Section, items: [Item])]) throws(WireError) -> Snapshot {
+        do {
+            return try Snapshot(sections)
+        } catch let error as SnapshotError {
+            throw WireError(error)
+        } catch {
+            throw WireError(.internal, "\(error)")
+        }
+    }
+
+    private static func object(_ value: JSONValue, _ field: String) throws(WireError) -> [String: JSONValue] {
+        guard case .object(let members) = value else { throw WireError(.invalidArgument, "\(field) must be an object") }
+        return members
+    }
+
+    private static func array(_ value: JSONValue?, _ field: String) throws(WireError) -> [JSONValue] {
+        guard case .array(let values)? = value else { throw WireError(.invalidArgument, "\(field) must be an array") }
+        return values
+    }
+
+    private static func string(_ value: JSONValue?, _ field: String) throws(WireError) -> String {
+        guard case .string(let text)? = value else { throw WireError(.invalidArgument, "\(field) must be a string") }
+        return text
+    }
+
+    private static func strings(_ value: JSONValue?, _ field: String) throws(WireError) -> [String] {
+        var result: [String] = []
+        for (index, entry) in try array(value, field).enumerated() { result.append(try string(entry, "\(field)[\(index)]")) }
+        return result
+    }
+
+    private static func decoding<Value>(_ what: String, _ body: () throws(WireError) -> Value) throws(StorageError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw StorageError(.corrupt, "Cannot read \(what): \(error.message)")
+        }
+    }
+}

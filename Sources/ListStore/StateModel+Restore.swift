@@ -1,0 +1,39 @@
+import CellCore
+import DiffableCore
+import ListWire
+
+extension StateModel {
+    /// Loads a store's state into an empty model: the registrations, then every data source's
+    /// checkpoint with its log tail replayed (through `apply`, without limits: what was accepted
+    /// stays accepted).
+    public func load(_ stored: StoredState) throws(StorageError) {
+        restoreRegistrations(stored.registrations)
+        for dataSource in stored.dataSources { try restore(dataSource) }
+    }
+
+    /// Makes a data source exactly what was stored: its checkpoint, then its log tail replayed.
+    public func restore(_ stored: StoredDataSource) throws(StorageError) {
+        let model = DataSourceModel(name: stored.name, incarnation: stored.incarnation, content: stored.checkpoint)
+        let previous = dataSources[stored.name]
+        dataSources[stored.name] = model
+        for entry in stored.tail {
+            do {
+                _ = try apply(.dataSource(name: stored.name, ifVersion: entry.version - 1, createAs: nil, entry.operation), limits: .none)
+            } catch {
+                dataSources[stored.name] = previous
+                throw StorageError(.corrupt, "Data source \"\(stored.name)\": the logged change to version \(entry.version) does not replay: \(error.message)")
+            }
+        }
+    }
+
+    /// Forgets a data source the store does not have.
+    public func forget(dataSource name: String) {
+        dataSources[name] = nil
+    }
+
+    /// Replaces every registration with the stored ones, in their order.
+    public func restoreRegistrations(_ stored: [Registration]) {
+        registrations = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        registrationOrder = stored.map(\.name)
+    }
+}

@@ -1,0 +1,231 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What listd acknowledged survives: restarts, `kill -9`, a full disk; damaged or foreign databases and
+/// a second listd on the same directory are refused.
+@Suite("Durable state", .serialized)
+struct DurabilityTests {
+    /// A state directory that outlives the daemons started on it.
+    final class StateDirectory {
+        let path: String
+        init() throws { path = try makeTemporaryDirectory() + "/state" }
+        deinit { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        var database: String { path + "/listd.sqlite3" }
+
+        func start(_ extra: [String] = []) throws -> Daemon { try Daemon(arguments: ["--state-directory", path] + extra) }
+    }
+
+    @Test func aCleanRestartKeepsEverything() throws {
+        let state = try StateDirectory()
+        var before: [JSONValue] = []
+        let queries: [JSONValue] = [
+            ["cmd": "snapshot", "dataSource": "tasks"], ["cmd": "sectionSnapshot", "dataSource": "tasks", "section": "tree"],
+            ["cmd": "layout", "dataSource": "tasks"], ["cmd": "registrations"], ["cmd": "listDataSources"],
+            ["cmd": "dequeue", "dataSource": "tasks", "view": "v", "indexPaths": [[0, 0], [1, 0]]],
+        ]
+        do {
+            let daemon = try state.start()
+            let connection = try daemon.connect()
+            for request: JSONValue in [
+                ["cmd": "register", "registration": "plain", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
+                ["cmd": "register", "registration": "big", "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{n}}"]],
+                ["cmd": "appendSections", "dataSource": "tasks", "sections": [["id": "todo", "data": ["title": "To do"]], "tree"]],
+                ["cmd": "appendItems", "dataSource": "tasks", "toSection": "todo", "items": [["id": "a", "data": ["title": "Alpha", "n": 1]], "b", "c"]],
+                ["cmd": "batch", "dataSource": "tasks", "operations": [["cmd": "moveItem", "item": "c", "beforeItem": "a"], ["cmd": "deleteItems", "items": ["b"]]]],
+                ["cmd": "updateItems", "dataSource": "tasks", "items": [["id": "a", "data": ["title": "Alpha!", "n": 2.5]]]],
+                [
+                    "cmd": "applySectionSnapshot", "dataSource": "tasks", "section": "tree",
+                    "snapshot": ["items": [["id": "root", "children": ["leaf1", ["id": "leaf2", "data": ["x": true]]]], "other"]],
+                ],
+                ["cmd": "expand", "dataSource": "tasks", "section": "tree", "items": ["root"]],
+                [
+                    "cmd": "setLayout", "dataSource": "tasks",
+                    "layout": [
+                        "default": ["list": ["appearance": "insetGrouped"]],
+                        "sections": [
+                            "todo": [
+                                "item": ["width": ["fractionalWidth": 1], "height": ["fractionalHeight": 1]],
+                                "group": ["axis": "horizontal", "width": ["fractionalWidth": 0.5], "height": ["absolute": 3]], "interGroupSpacing": 1,
+                            ]
+                        ],
+                    ],
+                ],
+                ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [["section": "todo", "registration": "big"]], "default": "plain"],
+                ["cmd": "attach", "dataSource": "tasks", "view": "v"],
+            ] {
+                let reply = try connection.request(request)
+                #expect(reply["ok"] == true, "\(request) → \(reply)")
+            }
+            before = try queries.map { try connection.request($0)["result"] ?? .null }
+            #expect(try daemon.stop() == 0)
+        }
+        let daemon = try state.start()
+        let connection = try daemon.connect()
+        #expect(try connection.request(["cmd": "attach", "dataSource": "tasks", "view": "v"])["ok"] == true)
+        let after = try queries.map { try connection.request($0)["result"] ?? .null }
+        for (index, query) in queries.enumerated() {
+            // Views do not last (they belong to connections): the cell identifiers may differ, the configured cells not.
+            if query["cmd"] == "dequeue" {
+                #expect(cellContents(before[index]) == cellContents(after[index]))
+            } else {
+                #expect(before[index] == after[index], "\(query)")
+            }
+        }
+        #expect(after[4]["dataSources"]?.arrayValue.first?["version"] == 8)
+    }
+
+    private func cellContents(_ result: JSONValue) -> [JSONValue] {
+        (result["cells"]?.arrayValue ?? []).map { cell in
+            guard case .object(var copy) = cell else { return cell }
+            copy["cell"] = nil
+            return .object(copy)
+        }
+    }
+
+    /// Ten writers (five single appends, five 20-operation batches) while listd is killed with SIGKILL,
+    /// three times over: every acknowledged write is there after the restart, and every batch is all or nothing.
+    @Test func killNineLosesNoAcknowledgedWrite() throws {
+        let state = try StateDirectory()
+        var acknowledged = Set<String>()
+        var batches: [[String]] = []
+        for round in 0..<3 {
+            let daemon = try state.start()
+            if round == 0 {
+                #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true)
+            }
+            let shared = WriterLog()
+            let socketPath = daemon.socketPath
+            for writer in 0..<10 {
+                Thread {
+                    guard let connection = try? LineConnection(path: socketPath) else { return }
+                    var sequence = 0
+                    while !shared.stopped {
+                        sequence += 1
+                        let prefix = "r\(round)-w\(writer)-\(sequence)"
+                        if writer < 5 {
+                            guard let reply = try? connection.request(["cmd": "appendItems", "dataSource": "log", "items": [.string(prefix)]]) else { return }
+                            if reply["ok"] == true { shared.acknowledge([prefix]) }
+                        } else {
+                            let ids = (0..<20).map { "\(prefix)-\($0)" }
+                            shared.attempt(ids)
+                            let operations = ids.map { JSONValue.object(["cmd": "appendItems", "items": [.string($0)]]) }
+                            guard let reply = try? connection.request(["cmd": "batch", "dataSource": "log", "operations": .array(operations)]) else { return }
+                            if reply["ok"] == true { shared.acknowledge(ids) }
+                        }
+                    }
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.4 + 0.2 * Double(round))
+            try daemon.stop(signal: SIGKILL)
+            shared.stop()
+            Thread.sleep(forTimeInterval: 0.1)
+            let (roundAcknowledged, roundBatches) = shared.contents
+            acknowledged.formUnion(roundAcknowledged)
+            batches += roundBatches
+            #expect(roundAcknowledged.count > 50, "the writers got going")
+        }
+        let daemon = try state.start()
+        let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])
+        let present = Set((snapshot["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []).compactMap(\.stringValue))
+        let lost = acknowledged.subtracting(present)
+        #expect(lost.isEmpty, "\(lost.count) acknowledged items lost, e.g. \(lost.prefix(5))")
+        for batch in batches {
+            let count = batch.filter(present.contains).count
+            #expect(count == 0 || count == batch.count, "batch \(batch[0]) torn: \(count) of 20 present")
+        }
+    }
+
+    @Test func aSecondListdOnTheDirectoryIsRefused() throws {
+        let state = try StateDirectory()
+        let daemon = try state.start()
+        let second = try runExecutable("listd", ["--socket", daemon.directory + "/second.sock", "--state-directory", state.path])
+        #expect(second.status != 0)
+        #expect(second.err.contains(state.path))
+        #expect(second.err.contains("PID \(daemon.process.processIdentifier)"))
+        // The first one still serves.
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
+    }
+
+    @Test(arguments: ["header", "pages"])
+    func aDamagedDatabaseIsRefusedAndLeftAlone(damage: String) throws {
+        let state = try StateDirectory()
+        do {
+            let daemon = try state.start()
+            let payload = JSONValue.string(String(repeating: "x", count: 2_000))
+            let items = (0..<200).map { JSONValue.object(["id": .string("i\($0)"), "data": payload]) }
+            #expect(try daemon.request(["cmd": "apply", "dataSource": "d", "snapshot": ["sections": [["id": "s", "items": .array(items)]]]])["ok"] == true)
+            #expect(try daemon.stop() == 0)
+        }
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state.database)))
+        #expect(bytes.count > 8_192)
+        let range = damage == "header" ? 0..<100 : 4_096..<bytes.count
+        for index in range { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: state.database))
+        let run = try runExecutable("listd", ["--socket", state.path + "/../s.sock", "--state-directory", state.path])
+        #expect(run.status != 0)
+        #expect(run.err.contains(state.database), "\(run.err)")
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state.database)))
+        #expect(after == bytes, "the damaged file was changed")
+    }
+
+    @Test func aDatabaseFromANewerListdIsRefused() throws {
+        let state = try StateDirectory()
+        do {
+            let daemon = try state.start()
+            #expect(try daemon.stop() == 0)
+        }
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [state.database, "PRAGMA user_version = 99"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        let run = try runExecutable("listd", ["--socket", state.path + "/../s.sock", "--state-directory", state.path])
+        #expect(run.status != 0)
+        #expect(run.err.contains("schema version 99"), "\(run.err)")
+    }
+
+    @Test func ephemeralWritesNoFile() throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let daemon = try Daemon(arguments: ["--demo"], environment: ["HOME": home, "XDG_STATE_HOME": home + "/state"])
+        #expect(try daemon.request(["cmd": "appendItems", "dataSource": "home", "items": ["new"]])["ok"] == true)
+        #expect(try daemon.stop() == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home).isEmpty)
+    }
+
+    @Test func theDemoIsAddedOnlyWhenAbsent() throws {
+        let state = try StateDirectory()
+        do {
+            let daemon = try state.start(["--demo"])
+            #expect(try daemon.request(["cmd": "appendItems", "dataSource": "home", "items": ["mine"]])["ok"] == true)
+            #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "emoji"])["ok"] == true)
+            #expect(try daemon.stop() == 0)
+        }
+        let daemon = try state.start(["--demo"])
+        let item = try daemon.request(["cmd": "item", "dataSource": "home", "item": "mine"])
+        #expect(item["ok"] == true)
+        // A dropped demo data source is absent, so it comes back.
+        #expect(try daemon.request(["cmd": "numberOfItems", "dataSource": "emoji"])["ok"] == true)
+    }
+}
+
+/// What concurrent writers sent and had acknowledged, and the flag that stops them.
+final class WriterLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var acknowledged: [String] = []
+    private var batches: [[String]] = []
+    private var isStopped = false
+
+    var stopped: Bool { lock.withLock { isStopped } }
+    func stop() { lock.withLock { isStopped = true } }
+    func acknowledge(_ ids: [String]) { lock.withLock { acknowledged += ids } }
+    func attempt(_ batch: [String]) { lock.withLock { batches.append(batch) } }
+    var contents: ([String], [[String]]) { lock.withLock { (acknowledged, batches) } }
+}
