@@ -35,10 +35,10 @@ func cpuSeconds(_ pid: pid_t) -> Double {
     return (Double(fields[11])! + Double(fields[12])!) / ticks
 }
 
-func startListd(socket: String) -> pid_t {
+func startListd(socket: String, storage: [String] = ["--ephemeral"]) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
-    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--ephemeral", "--log-level", "warning", "--max-line-bytes", "67108864"]
+    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning", "--max-line-bytes", "67108864"] + storage
     var cArguments = arguments.map { strdup($0) } + [nil]
     let status = posix_spawn(&pid, arguments[0], nil, nil, &cArguments, environ)
     precondition(status == 0, "cannot start \(arguments[0])")
@@ -83,7 +83,8 @@ func fixed(_ value: Double, _ decimals: Int) -> String {
 // MARK: Throughput
 
 /// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
-func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) {
+@discardableResult
+func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) -> (requestsPerSecond: Double, p99: Double) {
     let setup = try! LineConnection(path: socket)
     _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
 
@@ -151,6 +152,7 @@ func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnec
         + "\(Int(Double(total) / elapsed)) requests/s, p50 \(fixed(percentile(latencies, 0.5), 1)) µs, "
         + "p99 \(fixed(percentile(latencies, 0.99), 1)) µs")
     _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
+    return (Double(total) / elapsed, percentile(latencies, 0.99))
 }
 
 // MARK: Whole-snapshot apply
@@ -555,6 +557,7 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
+if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
     print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")

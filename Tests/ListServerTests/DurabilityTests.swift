@@ -142,6 +142,60 @@ struct DurabilityTests {
         }
     }
 
+    /// The state directory on a 4 MiB tmpfs, filled up: a write fails with storage-failed and changes
+    /// nothing, reads go on; once space is freed, writes work again; a restart has everything.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aFullDiskFailsWritesAndLosesNothing() throws {
+        let mountPoint = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+        let mount = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mountPoint])
+        try #require(mount == 0, "cannot mount a tmpfs")
+        defer { _ = try? runCommand("/bin/umount", ["-l", mountPoint]) }
+        let state = mountPoint + "/state"
+        var daemon: Daemon? = try Daemon(arguments: ["--state-directory", state])
+        let connection = try daemon!.connect()
+        #expect(try connection.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        for index in 0..<50 { #expect(try connection.request(["cmd": "appendItems", "dataSource": "d", "items": [.string("a\(index)")]])["ok"] == true) }
+
+        // Fill the file system.
+        let filler = mountPoint + "/filler"
+        FileManager.default.createFile(atPath: filler, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
+        let chunk = Data(repeating: 0x55, count: 64 << 10)
+        while (try? handle.write(contentsOf: chunk)) != nil {}
+        try? handle.close()
+
+        let big: JSONValue = ["id": "big", "data": .string(String(repeating: "b", count: 300_000))]
+        let failed = try connection.request(["cmd": "appendItems", "dataSource": "d", "items": [big]])
+        #expect(failed.errorCode == "storage-failed", "\(failed)")
+        #expect(failed["error"]?["message"]?.stringValue?.contains("full") == true, "\(failed)")
+        // Nothing changed, and reads work.
+        let snapshot = try connection.request(["cmd": "snapshot", "dataSource": "d"])
+        #expect(snapshot["result"]?["version"] == 51)
+        #expect(try connection.request(["cmd": "item", "dataSource": "d", "item": "big"]).errorCode == "item-not-found")
+
+        try FileManager.default.removeItem(atPath: filler)
+        let retried = try connection.request(["cmd": "appendItems", "dataSource": "d", "items": [big]])
+        #expect(retried["ok"] == true && retried["result"]?["version"] == 52, "\(retried)")
+        #expect(try daemon!.stop() == 0)
+        daemon = nil
+
+        let restarted = try Daemon(arguments: ["--state-directory", state])
+        let items = try restarted.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []
+        #expect(items.count == 51)
+        #expect(items.last?["id"] == "big")
+    }
+
+    /// Runs a command and returns its exit status.
+    private func runCommand(_ path: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     @Test func aSecondListdOnTheDirectoryIsRefused() throws {
         let state = try StateDirectory()
         let daemon = try state.start()
