@@ -201,6 +201,15 @@ extension CommandRouter {
                         writer.value(.object(state.errorCounts.mapValues { .int($0) }))
                         writer.key("events")
                         writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
+                        if let pipeline = state.pipeline {
+                            writer.key("storage")
+                            writer.value([
+                                "groupsWritten": .int(pipeline.groupsWritten), "recordsWritten": .int(pipeline.recordsWritten),
+                                "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
+                                "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
+                                "roundTripMilliseconds": .int(Int(pipeline.roundTripTime / .milliseconds(1))),
+                            ])
+                        }
                         writer.key("limits")
                         writeLimits(state.configuration, to: &writer)
                     }

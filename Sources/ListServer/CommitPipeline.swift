@@ -7,15 +7,18 @@ import NIOPosix
 /// Durable commits with group commit.
 ///
 /// A mutation is applied to the in-memory state at once (so the next one is validated against it), and
-/// its records join the *open group*. The open group is written by the writer thread as one transaction
-/// at the end of the event loop's turn; while it is written, every new request waits (`park`), and
-/// once it is durable the group's replies and events go out and the waiting requests run: their
-/// mutations form the next group. The event loop never waits on the disk, and one fsync covers every
-/// mutation that arrived while the previous one ran.
+/// its records join the *open group*. The writer thread writes one group at a time as one transaction;
+/// the open group keeps filling while the previous one is written and is handed over the moment the
+/// writer is free (or at the end of the event loop's turn when it was idle). So the event loop never
+/// waits on the disk, the writer never waits for the event loop, and one fsync covers every mutation that
+/// arrived while the previous one ran. A mutation's reply and events go out once its group is durable.
 ///
-/// Requests that only read also wait while a group is open or being written, so nothing a client reads
-/// can be undone. When a write fails, the store rolls the transaction back and the writer reloads what
-/// the group touched; the state is restored to it and every mutation of the group fails with
+/// A request that only reads must not see a change that is not durable yet (it could still be undone):
+/// it waits (`park`) until nothing is open or being written. While a read waits, new mutations wait
+/// behind it, so the groups drain and the read runs after at most two writes.
+///
+/// When a write fails, the store rolls the transaction back; the writer reloads what that group and
+/// the open one touched, the state is restored to it, and every mutation of both groups fails with
 /// `storage-failed`.
 final class CommitPipeline {
     let store: Store
@@ -27,6 +30,8 @@ final class CommitPipeline {
 
     /// Being written by the writer thread.
     private(set) var isWriting = false
+    /// A failed write is being undone: every request waits.
+    private var restoring = false
     private var open: [Pending] = []
     /// The group the writer thread has.
     private var writing: [Pending] = []
@@ -48,6 +53,9 @@ final class CommitPipeline {
     private(set) var recordsWritten = 0
     private(set) var checkpointsWritten = 0
     private(set) var writeFailures = 0
+    /// Time the writer spent in transactions, and from handing a group over to hearing back.
+    private(set) var writeTime = Duration.zero
+    private(set) var roundTripTime = Duration.zero
 
     struct Pending {
         var records: [StoreRecord]
@@ -83,13 +91,14 @@ final class CommitPipeline {
         }
     }
 
-    /// Whether a request must wait before it runs: every request while a group is written; a read
-    /// while a group is open too (it would see changes not yet durable).
+    /// Whether a request must wait before it runs: a read while changes are not durable; a mutation
+    /// while requests wait before it, or while a failed write is being undone.
     func mustPark(mutation: Bool) -> Bool {
-        isWriting || (!mutation && !open.isEmpty)
+        if restoring || !parked.isEmpty { return true }
+        return !mutation && (isWriting || !open.isEmpty)
     }
 
-    /// Runs `body` once the group being written is durable (or has failed).
+    /// Runs `body` once nothing is open or being written (in arrival order with the other waiting requests).
     func park(_ body: @escaping () -> Void) {
         parked.append(body)
     }
@@ -115,69 +124,92 @@ final class CommitPipeline {
     /// Writes the open group.
     private func flush() {
         flushScheduled = false
-        guard !isWriting, !open.isEmpty else { return }
+        guard !isWriting, !restoring, !open.isEmpty else { return }
         writing = open
         open = []
         isWriting = true
         let records = writing.flatMap(\.records)
-        let touched = writing.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
-        let registrations = writing.contains { $0.registrations }
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
-        writer.runIfActive(eventLoop: loop) { () -> WriteResult in
-            do throws(StorageError) {
-                try store.write(records)
-                return .durable
-            } catch {
-                let restored = Result(catching: { () throws(StorageError) in try store.load(dataSources: touched, registrations: registrations) })
-                return .failed(error, restored)
-            }
+        let handedOver = ContinuousClock.now
+        writer.runIfActive(eventLoop: loop) { () throws -> Duration in
+            let start = ContinuousClock.now
+            try store.write(records)
+            return ContinuousClock.now - start
         }.whenComplete { result in
-            bound.value.written(result, records: records, touched: touched, registrations: registrations)
+            let pipeline = bound.value
+            if case .success(let writing) = result {
+                pipeline.writeTime += writing
+                pipeline.roundTripTime += ContinuousClock.now - handedOver
+            }
+            pipeline.written(result.map { _ in }, records: records)
         }
     }
 
     /// On the event loop, once the writer is done with the group in `writing`.
-    private func written(_ result: Result<WriteResult, Error>, records: [StoreRecord], touched: Set<String>, registrations: Bool) {
+    private func written(_ result: Result<Void, Error>, records: [StoreRecord]) {
         let group = writing
         writing = []
+        isWriting = false
         switch result {
-        case .success(.durable):
+        case .success:
             groupsWritten += 1
             recordsWritten += records.count
             wroteSinceSync = true
             for record in records { account(record) }
-            finish(group, error: nil)
-            scheduleCheckpoints()
-        case .success(.failed(let error, let restored)):
-            writeFailures += 1
-            logger.error("storage write failed; the group's changes are undone", metadata: ["error": "\(error)", "changes": "\(group.count)"])
-            switch restored {
-            case .success(let stored):
-                restore(stored, touched, registrations)
-            case .failure(let reloadError):
-                brokenReason = "A write failed (\(error)) and reloading the state failed too (\(reloadError)); restart listd."
-                logger.critical("cannot undo a failed write", metadata: ["error": "\(reloadError)"])
+            for pending in group { pending.done.resolve(nil) }
+            if !open.isEmpty {
+                flush()  // the writer goes straight on with what arrived meanwhile
+            } else {
+                runParked()
             }
-            finish(group, error: WireError(.storageFailed, "The change was not stored: \(error.message)"))
+            scheduleCheckpoints()
         case .failure(let error):
-            brokenReason = "The writer stopped: \(error)"
-            finish(group, error: WireError(.storageFailed, "The writer stopped: \(error)"))
+            writeFailures += 1
+            undo([group, open], error: WireError(.storageFailed, "The change was not stored: \(error)"))
         }
     }
 
-    private enum WriteResult {
-        case durable
-        case failed(StorageError, Result<StoredState, StorageError>)
+    /// After a failed write: reloads what the failed group and the open one touched from the store (on
+    /// the writer thread), restores the state to it, fails every mutation of both groups, then runs what
+    /// waited. Requests wait meanwhile.
+    private func undo(_ groups: [[Pending]], error: WireError) {
+        restoring = true
+        open = []
+        let pending = groups.flatMap { $0 }
+        let touched = pending.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
+        let registrations = pending.contains { $0.registrations }
+        logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
+        let store = self.store
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        writer.runIfActive(eventLoop: loop) { () throws -> StoredState in
+            try store.load(dataSources: touched, registrations: registrations)
+        }.whenComplete { result in
+            let pipeline = bound.value
+            switch result {
+            case .success(let stored):
+                pipeline.restore(stored, touched, registrations)
+            case .failure(let reloadError):
+                pipeline.brokenReason = "A write failed (\(error.message)) and reloading the state failed too (\(reloadError)); restart listd."
+                pipeline.logger.critical("cannot undo a failed write", metadata: ["error": "\(reloadError)"])
+            }
+            pipeline.restoring = false
+            for entry in pending { entry.done.resolve(error) }
+            pipeline.runParked()
+        }
     }
 
-    /// Releases a written (or failed) group's replies, then runs what waited for it.
-    private func finish(_ group: [Pending], error: WireError?) {
-        isWriting = false
-        for pending in group { pending.done.resolve(error) }
+    /// Runs the requests that waited, in order (a read may park again behind a mutation that ran before it).
+    private func runParked() {
         let waiting = parked
         parked = []
-        for body in waiting { body() }
+        for body in waiting {
+            if !parked.isEmpty {
+                parked.append(body)  // keep the order: something before it parked again
+            } else {
+                body()
+            }
+        }
     }
 
     private func account(_ record: StoreRecord) {
@@ -242,7 +274,7 @@ final class CommitPipeline {
     }
 
     /// Whether nothing is open or being written (the server waits for this before it stops).
-    var isIdle: Bool { !isWriting && open.isEmpty }
+    var isIdle: Bool { !isWriting && open.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
     static func close(writer: NIOThreadPool, store: Store) async {
