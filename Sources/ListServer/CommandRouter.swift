@@ -10,6 +10,9 @@ struct CommandOutcome {
     var afterReply: [() -> Void] = []
     /// Set when the reply comes later (a dequeue waiting for plugins): `reply` is empty meanwhile.
     var deferred: Deferred<CommandOutcome>? = nil
+    /// The deferred reply only waits for the change to be stored: the connection's next requests may
+    /// run meanwhile (their replies queue behind this one).
+    var awaitsStorage = false
 }
 
 /// A command's effect, decided once its arguments are read and checked.
@@ -22,6 +25,8 @@ struct Execution {
     var deferred: Deferred<Execution>? = nil
     /// Set when the command failed after all (its change could not be stored): the reply is this error.
     var failure: WireError? = nil
+    /// `deferred` only waits for the change to be stored.
+    var awaitsStorage = false
 }
 
 /// A value that arrives later, on the event loop (no threads involved: everything is loop-confined).
@@ -154,7 +159,7 @@ struct CommandRouter: Sendable {
             let execution = try run(context)
             if let deferred = execution.deferred {
                 let id = request.id
-                return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) })
+                return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
             }
             return Self.outcome(id: request.id, execution)
         } catch {

@@ -32,6 +32,8 @@ final class CommitPipeline {
     private(set) var isWriting = false
     /// A failed write is being undone: every request waits.
     private var restoring = false
+    /// The mutations being undone (they fail once the state is restored).
+    private var undoing: [Pending] = []
     private var open: [Pending] = []
     /// The group the writer thread has.
     private var writing: [Pending] = []
@@ -177,6 +179,7 @@ final class CommitPipeline {
         restoring = true
         open = []
         let pending = groups.flatMap { $0 }
+        undoing = pending
         let touched = pending.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
         let registrations = pending.contains { $0.registrations }
         logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
@@ -194,7 +197,9 @@ final class CommitPipeline {
                 pipeline.logger.critical("cannot undo a failed write", metadata: ["error": "\(reloadError)"])
             }
             pipeline.restoring = false
-            for entry in pending { entry.done.resolve(error) }
+            let undone = pipeline.undoing
+            pipeline.undoing = []
+            for entry in undone { entry.done.resolve(error) }
             pipeline.runParked()
         }
     }

@@ -20,8 +20,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     var clientName: String?
     /// Set when this connection said `hello` as a plugin.
     var plugin: PluginSession?
-    /// A request is waiting for its reply (a dequeue waiting for plugins): later lines wait in `queued`,
-    /// so replies stay in request order.
+    /// A request is waiting before it can reply (a dequeue waiting for plugins, a request waiting for a
+    /// write to finish before it runs): later lines wait in `queued`, so replies stay in request order.
     private var waiting = false
     private var queued: [ByteBuffer] = []
     private var closeWhenIdle = false
@@ -75,27 +75,61 @@ final class ConnectionHandler: ChannelInboundHandler {
         process(outcome, context: context)
     }
 
-    /// Delivers an outcome now, or once it is resolved (it may resolve into another deferred outcome:
-    /// a request that waited for a write, then ran, then waits for its own write).
+    /// Delivers an outcome now, or once it is resolved. A reply that waits for its change to be stored
+    /// lets the next requests run (their replies queue behind it); any other deferred reply (a request
+    /// waiting for a write to finish before it runs, a dequeue waiting for plugins) holds the next
+    /// requests back. An outcome may resolve into another deferred one (a request that waited, ran,
+    /// and now waits for its own write).
     private func process(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
         guard let deferred = outcome.deferred else {
-            deliver(outcome, context: context)
+            if replies.isEmpty { deliver(outcome, context: context) } else { replies.append(PendingReply(outcome)) }
+            return
+        }
+        if outcome.awaitsStorage {
+            let slot = PendingReply(nil)
+            replies.append(slot)
+            deferred.whenResolved { [self] final in
+                slot.outcome = final
+                guard let context = self.context else { return }
+                self.deliverReadyReplies(context: context)
+            }
             return
         }
         waiting = true
         deferred.whenResolved { [self] final in
             guard let context = self.context else { return }
-            if final.deferred != nil {
-                self.process(final, context: context)
-                return
-            }
-            self.deliver(final, context: context)
             self.waiting = false
+            self.process(final, context: context)
             while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
             self.writePending(context: context)
             context.flush()
-            if !self.waiting && self.closeWhenIdle { self.closeAfterFlush(context: context) }
+            if self.isIdle && self.closeWhenIdle { self.closeAfterFlush(context: context) }
         }
+    }
+
+    /// Replies that wait for earlier ones, in request order (`outcome` is set once it is known).
+    private final class PendingReply {
+        var outcome: CommandOutcome?
+        init(_ outcome: CommandOutcome?) { self.outcome = outcome }
+    }
+
+    private var replies: [PendingReply] = []
+
+    /// No request is waiting and no reply is held back.
+    private var isIdle: Bool { !waiting && replies.isEmpty }
+
+    /// Delivers the queued replies from the front while they are known.
+    private func deliverReadyReplies(context: ChannelHandlerContext) {
+        var delivered = 0
+        while delivered < replies.count, let outcome = replies[delivered].outcome {
+            deliver(outcome, context: context)
+            delivered += 1
+        }
+        guard delivered > 0 else { return }
+        replies.removeFirst(delivered)
+        writePending(context: context)
+        context.flush()
+        if isIdle && closeWhenIdle { closeAfterFlush(context: context) }
     }
 
     private func deliver(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
@@ -114,7 +148,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             inputClosed = true
             // A one-shot client (socat, nc) is done: flush its replies and close. A view stays.
             if views.isEmpty {
-                if waiting { closeWhenIdle = true } else { closeAfterFlush(context: context) }
+                if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }
             }
             return
         }

@@ -18,6 +18,7 @@ struct Committed {
         let execution = Execution(result: result, broadcast: broadcast, afterReply: afterReply)
         guard let durable else { return execution }
         var waiting = Execution { _ in }
+        waiting.awaitsStorage = true
         waiting.deferred = durable.map { error in
             guard let error else { return execution }
             var failed = Execution { _ in }

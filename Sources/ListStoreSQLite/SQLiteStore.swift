@@ -12,9 +12,12 @@ import ListStore
 /// Tables (schema version 1):
 /// - `data_sources(id, name, incarnation, checkpoint_version, checkpoint)`: each data source's last
 ///   checkpoint (its content as `StateCoding` JSON);
-/// - `change_log(source, version, operation, changes)`: the committed operations per data source (an
-///   operation is dropped once a checkpoint covers it; `changes` stays for resuming views until the
-///   retention trims the row);
+/// - `change_log(source, first_version, last_version, operations, changes)`: the committed operations
+///   of a data source, one row per data source and written group (versions `first…last`, one JSON text
+///   per line in `operations` and in `changes`, `null` for changes not kept). A row's operations are
+///   dropped once a checkpoint covers them; its changes stay for resuming views until the retention
+///   trims the row. One row per group keeps a write one insert per data source however many
+///   mutations the group has;
 /// - `registrations(position, name, registration)`.
 ///
 /// A database whose `user_version` is newer than this code knows is refused; an older one is migrated.
@@ -62,7 +65,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try connection.execute(sync == .always ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try connection.execute("PRAGMA foreign_keys=OFF")
         try Self.migrate(connection, from: version)
-        insertChange = try connection.prepare("INSERT OR REPLACE INTO change_log(source, version, operation, changes) VALUES (?, ?, ?, ?)")
+        insertChange = try connection.prepare(
+            "INSERT INTO change_log(source, first_version, last_version, operations, changes) VALUES (?, ?, ?, ?, ?)")
         insertSource = try connection.prepare(
             "INSERT INTO data_sources(name, incarnation, checkpoint_version, checkpoint) VALUES (?, ?, ?, ?)")
         deleteSourceLog = try connection.prepare("DELETE FROM change_log WHERE source = ?")
@@ -88,10 +92,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                         checkpoint BLOB NOT NULL);
                     CREATE TABLE change_log(
                         source INTEGER NOT NULL,
-                        version INTEGER NOT NULL,
-                        operation BLOB,
-                        changes BLOB,
-                        PRIMARY KEY (source, version)) WITHOUT ROWID;
+                        first_version INTEGER NOT NULL,
+                        last_version INTEGER NOT NULL,
+                        operations BLOB,
+                        changes BLOB NOT NULL,
+                        PRIMARY KEY (source, first_version)) WITHOUT ROWID;
                     CREATE TABLE registrations(
                         position INTEGER PRIMARY KEY,
                         name TEXT NOT NULL UNIQUE,
@@ -132,7 +137,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             while try statement.step() { state.registrations.append(try StateCoding.decodeRegistration(statement.blob(0) ?? [])) }
         }
         let sources = try connection.prepare("SELECT id, name, incarnation, checkpoint_version, checkpoint FROM data_sources ORDER BY id")
-        let log = try connection.prepare("SELECT version, operation, changes FROM change_log WHERE source = ? ORDER BY version")
+        let log = try connection.prepare(
+            "SELECT first_version, last_version, operations, changes FROM change_log WHERE source = ? ORDER BY first_version")
         try sources.query()
         while try sources.step() {
             let name = sources.text(1)
@@ -145,15 +151,23 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try log.query(.integer(sources.int(0)))
             var expected = checkpointVersion + 1
             while try log.step() {
-                let version = log.int(0)
-                let changes = log.blob(2)
-                stored.retainedChanges.append((version, changes))
-                guard version > checkpointVersion else { continue }
-                guard version == expected, let operation = log.blob(1) else {
-                    throw StorageError(.corrupt, "\(path): the log of data source \"\(name)\" misses version \(expected).")
+                let first = log.int(0)
+                let last = log.int(1)
+                let changes = Self.lines(log.blob(3) ?? [])
+                let operations = log.blob(2).map(Self.lines)
+                guard last >= first, changes.count == last - first + 1, operations == nil || operations!.count == changes.count else {
+                    throw StorageError(.corrupt, "\(path): the log of data source \"\(name)\" has a malformed row at version \(first).")
                 }
-                expected += 1
-                stored.tail.append((version, try StateCoding.decodeOperation(operation), operation.count + (changes?.count ?? 0)))
+                for (offset, change) in changes.enumerated() {
+                    let version = first + offset
+                    stored.retainedChanges.append((version, change == Self.null ? nil : Array(change)))
+                    guard version > checkpointVersion else { continue }
+                    guard version == expected, let operation = operations?[offset] else {
+                        throw StorageError(.corrupt, "\(path): the log of data source \"\(name)\" misses version \(expected).")
+                    }
+                    expected += 1
+                    stored.tail.append((version, try StateCoding.decodeOperation(Array(operation)), operation.count + change.count))
+                }
             }
             state.dataSources.append(stored)
         }
@@ -163,13 +177,77 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func write(_ records: [StoreRecord]) throws(StorageError) {
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StorageError) {
-            for record in records { try write(record) }
+            var segments = Segments()
+            for record in records {
+                if case .change(let name, let version, let operation, let changes) = record {
+                    segments.append(name, version, operation, changes)
+                    continue
+                }
+                switch record {
+                case .createDataSource(let name, _, _, _), .dropDataSource(let name):
+                    if let segment = segments.take(name) { try insert(segment) }
+                default:
+                    break
+                }
+                try write(record)
+            }
+            for segment in segments.takeAll() { try insert(segment) }
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             try? reloadSourceIDs()
             throw error
         }
+    }
+
+    /// A data source's consecutive versions in one written group: one `change_log` row.
+    struct Segment {
+        var name: String
+        var first: Int
+        var last: Int
+        var operations: [UInt8] = []
+        var changes: [UInt8] = []
+
+        /// Adds the next version (JSON texts never hold a raw newline, so lines separate them).
+        mutating func append(_ version: Int, _ operation: [UInt8], _ changes: [UInt8]?) {
+            if last >= first {
+                operations.append(0x0A)
+                self.changes.append(0x0A)
+            }
+            operations += operation
+            self.changes += changes ?? Array(SQLiteStore.null)
+            last = version
+        }
+    }
+
+    /// The segments of a group being written, by data source, in the order they were started.
+    struct Segments {
+        private var order: [String] = []
+        private var byName: [String: Segment] = [:]
+
+        mutating func append(_ name: String, _ version: Int, _ operation: [UInt8], _ changes: [UInt8]?) {
+            if byName[name] == nil {
+                order.append(name)
+                byName[name] = Segment(name: name, first: version, last: version - 1)
+            }
+            byName[name]!.append(version, operation, changes)
+        }
+
+        mutating func take(_ name: String) -> Segment? {
+            guard let segment = byName.removeValue(forKey: name) else { return nil }
+            order.removeAll { $0 == name }
+            return segment
+        }
+
+        mutating func takeAll() -> [Segment] {
+            defer { order = []; byName = [:] }
+            return order.compactMap { byName[$0] }
+        }
+    }
+
+    private func insert(_ segment: Segment) throws(StorageError) {
+        guard let id = sourceIDs[segment.name] else { throw StorageError(.corrupt, "\(path): no stored data source \"\(segment.name)\".") }
+        try insertChange.run(.integer(id), .integer(segment.first), .integer(segment.last), .blob(segment.operations), .blob(segment.changes))
     }
 
     private func write(_ record: StoreRecord) throws(StorageError) {
@@ -181,15 +259,21 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             guard let id = sourceIDs.removeValue(forKey: name) else { return }
             try deleteSourceLog.run(.integer(id))
             try deleteSource.run(.integer(id))
-        case .change(let name, let version, let operation, let changes):
-            guard let id = sourceIDs[name] else { throw StorageError(.corrupt, "\(path): no stored data source \"\(name)\".") }
-            try insertChange.run(.integer(id), .integer(version), .blob(operation), changes.map { .blob($0) } ?? .null)
+        case .change:
+            break  // written as segments
         case .register(let name, let registration):
             try deleteRegistration.run(.text(name))
             try insertRegistration.run(.text(name), .blob(registration))
         case .unregister(let name):
             try deleteRegistration.run(.text(name))
         }
+    }
+
+    private static let null = Array("null".utf8)[...]
+
+    /// The lines of a segment's column.
+    static func lines(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     }
 
     public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int {
@@ -200,9 +284,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 "UPDATE data_sources SET checkpoint = ?, checkpoint_version = ? WHERE name = ? AND incarnation = ? AND checkpoint_version < ?")
             try update.run(.blob(bytes), .integer(content.version), .text(name), .text(incarnation), .integer(content.version))
             if let id = sourceIDs[name] {
-                let covered = try connection.prepare("UPDATE change_log SET operation = NULL WHERE source = ? AND version <= ? AND operation IS NOT NULL")
+                let covered = try connection.prepare(
+                    "UPDATE change_log SET operations = NULL WHERE source = ? AND last_version <= ? AND operations IS NOT NULL")
                 try covered.run(.integer(id), .integer(content.version))
-                let trim = try connection.prepare("DELETE FROM change_log WHERE source = ? AND version <= ?")
+                let trim = try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?")
                 try trim.run(.integer(id), .integer(min(content.version, content.version - retainVersions)))
             }
             try connection.execute("COMMIT")
