@@ -245,7 +245,7 @@ final class CommitPipeline {
             let retain = retainVersions
             let covered = bytes
             let bound = NIOLoopBound(self, eventLoop: loop)
-            writer.runIfActive(eventLoop: loop) { () throws -> Int in
+            writer.runIfActive(eventLoop: loop) { () throws -> Int? in
                 try store.checkpoint(dataSource: name, incarnation: incarnation, content: content, retainVersions: retain)
             }.whenComplete { result in
                 bound.value.checkpointed(name, incarnation: incarnation, covered: covered, result)
@@ -253,10 +253,12 @@ final class CommitPipeline {
         }
     }
 
-    private func checkpointed(_ name: String, incarnation: String, covered: Int, _ result: Result<Int, Error>) {
+    private func checkpointed(_ name: String, incarnation: String, covered: Int, _ result: Result<Int?, Error>) {
         checkpointing.remove(name)
         switch result {
-        case .success(let size):
+        case .success(nil):
+            break  // not applicable any more (dropped, or a failed write made the content run ahead)
+        case .success(let size?):
             checkpointsWritten += 1
             if model.dataSources[name]?.incarnation == incarnation {
                 checkpointBytes[name] = size

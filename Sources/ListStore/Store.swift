@@ -18,9 +18,11 @@ public protocol Store: AnyObject, Sendable {
     /// Writes the records as one transaction: all of them or, when it throws, none. Returns once the
     /// transaction is as durable as the store's sync mode promises.
     func write(_ records: [StoreRecord]) throws(StorageError)
-    /// Stores `content` as the data source's checkpoint (when `incarnation` is still the stored one)
-    /// and drops log records the checkpoint makes unnecessary, keeping `retainVersions` for resuming.
-    func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int
+    /// Stores `content` as the data source's checkpoint and drops log records the checkpoint makes
+    /// unnecessary, keeping `retainVersions` for resuming. Returns the checkpoint's size, or `nil` when
+    /// it does not apply: another incarnation is stored, or the content is not newer than the stored
+    /// checkpoint, or it is ahead of what the log holds (it includes changes whose write failed).
+    func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int?
     /// Makes everything written so far durable (the `periodic` sync mode calls it about once a second).
     func sync() throws(StorageError)
     /// Releases files and locks.
