@@ -63,7 +63,7 @@ extension CommandRouter {
                     ArgumentSpec("offset", "integer", "With section: the first item (default 0)."),
                     ArgumentSpec("limit", "integer", "With section: at most this many items."),
                 ],
-                result: "{version, sections: [{id, data?, items, count?}]}"
+                result: "{version, incarnation, sections: [{id, data?, items, count?}]}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let section = try arguments.optionalString("section")
@@ -81,9 +81,12 @@ extension CommandRouter {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
                     let version = dataSource.version
+                    let incarnation = dataSource.incarnation
                     return Execution { writer in
                         writer.key("version")
                         writer.int(version)
+                        writer.key("incarnation")
+                        writer.string(incarnation)
                         writer.key("sections")
                         if let section {
                             let start = offset ?? 0

@@ -10,11 +10,18 @@ extension CommandRouter {
                 arguments: [
                     ArgumentSpec("dataSource", "string", required: true, "The data source."),
                     ArgumentSpec("view", "string", "A name for the view, unique on the data source (one is made up when absent)."),
+                    ArgumentSpec("fromVersion", "integer", "Resume: the last version this view applied (give incarnation too)."),
+                    ArgumentSpec("incarnation", "string", "Resume: the incarnation that version belongs to."),
                 ],
-                result: "{view, version, sections}"
+                result: "{view, incarnation, version, resumed, sections?}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let requested = try arguments.optionalString("view")
+                let fromVersion = try arguments.optionalInt("fromVersion")
+                let incarnation = try arguments.optionalString("incarnation")
+                if (fromVersion == nil) != (incarnation == nil) {
+                    throw WireError(.invalidArgument, "fromVersion and incarnation go together: give both to resume, or neither.")
+                }
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     let connection = context.connection
@@ -30,14 +37,30 @@ extension CommandRouter {
                     connection.views.append(attachment)
                     let snapshot = dataSource.snapshot
                     let version = dataSource.version
-                    return Execution { writer in
+                    let current = dataSource.incarnation
+                    // Resuming: the same incarnation, and every version since fromVersion still retained.
+                    let missed = fromVersion.flatMap { from in incarnation == current ? dataSource.retained.events(after: from) : nil }
+                    var execution = Execution { writer in
                         writer.key("view")
                         writer.string(view)
+                        writer.key("incarnation")
+                        writer.string(current)
                         writer.key("version")
                         writer.int(version)
-                        writer.key("sections")
-                        writeSections(snapshot, to: &writer)
+                        writer.key("resumed")
+                        writer.bool(missed != nil)
+                        if missed == nil {
+                            writer.key("sections")
+                            writeSections(snapshot, to: &writer)
+                        }
                     }
+                    if let missed, !missed.isEmpty {
+                        execution.afterReply.append {
+                            for event in missed { connection.sendEvent(event) }
+                            context.state.eventsSent += missed.count
+                        }
+                    }
+                    return execution
                 }
             },
             Command(

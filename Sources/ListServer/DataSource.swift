@@ -13,12 +13,16 @@ final class DataSource {
     /// Attached views, by view name, in attach order.
     private(set) var views: [String: ViewSession] = [:]
     private(set) var viewOrder: [String] = []
+    /// The events of recent versions, for views that resume (`attach` with `fromVersion`).
+    var retained: RetainedEvents
 
-    init(model: DataSourceModel) {
+    init(model: DataSourceModel, retention: RetainedEvents) {
         self.model = model
+        retained = retention
     }
 
     var name: String { model.name }
+    var incarnation: String { model.incarnation }
     var snapshot: Snapshot { model.snapshot }
     var version: Int { model.version }
     var outlines: [String: SectionSnapshot] { model.outlines }
@@ -26,10 +30,9 @@ final class DataSource {
     var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }
     var layout: LayoutDescription { model.layout }
 
-    /// The event line telling the attached views of a committed change (encoded once, written to every
-    /// view); `nil` when no view is attached.
-    func changesEvent(_ changes: StagedChanges, reloadData: Bool, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        guard !views.isEmpty else { return nil }
+    /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: the line telling views of a
+    /// committed change (encoded once: written to every view, retained for resuming, stored).
+    func changesEvent(_ changes: StagedChanges, reloadData: Bool) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.key("event")
@@ -41,10 +44,7 @@ final class DataSource {
         writer.key("changes")
         writer.changes(changes, reloadData: reloadData)
         writer.endObject()
-        var buffer = allocator.buffer(capacity: writer.bytes.count + 1)
-        buffer.writeBytes(writer.bytes)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        return buffer
+        return writer.bytes
     }
 
     func attach(_ attachment: ViewSession) {

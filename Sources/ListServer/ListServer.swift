@@ -45,7 +45,11 @@ public final class ListServer: Sendable {
             let state = ServerState(configuration: configuration, logger: logger)
             if let (opened, loaded) = opened {
                 try state.model.load(loaded)
-                for name in state.model.dataSources.keys { state.dataSources[name] = DataSource(model: state.model.dataSources[name]!) }
+                for stored in loaded.dataSources {
+                    let dataSource = state.makeDataSource(state.model.dataSources[stored.name]!)
+                    for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
+                    state.dataSources[stored.name] = dataSource
+                }
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
                 let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations in

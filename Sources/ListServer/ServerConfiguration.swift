@@ -45,6 +45,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var storage: Storage = .ephemeral
     /// Per data source, how many versions of changes the log keeps for resuming views.
     public var changeLogVersions: Int = 10_000
+    /// Per data source, how many bytes of changes the log keeps for resuming views.
+    public var changeLogBytes: Int = 64 << 20
 
     public init(listener: Listener) {
         self.listener = listener

@@ -56,8 +56,21 @@ extension ServerState {
         if let reason = pipeline?.brokenReason { throw WireError(.storageFailed, reason) }
         let outcome = try model.apply(change, limits: changeLimits)
         var committed = Committed(outcome: outcome)
+        // A data-source change's event line: sent to the views, retained for views that resume, stored.
+        var event: [UInt8]?
+        var retainedEvent: [UInt8]?
+        if case .dataSource(let name, _, _, let operation) = change {
+            let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
+            if case .setLayout = operation {
+                event = Self.layoutChangedEvent(dataSource)
+            } else if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) {
+                event = dataSource.changesEvent(outcome.changes, reloadData: outcome.reloadData)
+            }
+            retainedEvent = outcome.reloadData || (event?.count ?? .max) > RetainedEvents.maximumEventBytes ? nil : event
+            dataSource.retained.append(dataSource.version, retainedEvent)
+        }
         if let pipeline {
-            let records = model.records(of: change, outcome: outcome)
+            let records = model.records(of: change, outcome: outcome, event: retainedEvent)
             if !records.isEmpty {
                 committed.durable = pipeline.add(records, dataSources: change.dataSourceName.map { [$0] } ?? [], registrations: change.dataSourceName == nil)
             }
@@ -77,14 +90,18 @@ extension ServerState {
                 }
             }
         case .dataSource(let name, _, _, let operation):
-            let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
+            let dataSource = dataSources[name]!
             committed.dataSource = dataSource
             if case .setLayout = operation {
-                let event = Self.layoutChangedEvent(dataSource)
                 let views = dataSource.attachedViews
-                committed.afterReply.append { for view in views { view.connection.sendEvent(event) } }
+                if let event { committed.afterReply.append { for view in views { view.connection.sendEvent(event) } } }
             } else {
-                committed.broadcast = dataSource.changesEvent(outcome.changes, reloadData: outcome.reloadData, allocator: allocator).map { (dataSource, $0) }
+                if let event, !dataSource.views.isEmpty {
+                    var buffer = allocator.buffer(capacity: event.count + 1)
+                    buffer.writeBytes(event)
+                    buffer.writeInteger(UInt8(ascii: "\n"))
+                    committed.broadcast = (dataSource, buffer)
+                }
                 committed.afterReply.append { [self] in
                     CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
                 }
@@ -120,7 +137,13 @@ extension ServerState {
                 model.forget(dataSource: name)
             }
             if let restored = model.dataSources[name] {
-                if let served = dataSources[name] { served.model = restored } else { dataSources[name] = DataSource(model: restored) }
+                if let served = dataSources[name] {
+                    if served.incarnation != restored.incarnation { served.retained.removeAll() }
+                    served.model = restored
+                    served.retained.removeVersions(after: restored.version)
+                } else {
+                    dataSources[name] = makeDataSource(restored)
+                }
             } else if let served = dataSources.removeValue(forKey: name) {
                 for view in served.attachedViews {
                     view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
@@ -132,9 +155,16 @@ extension ServerState {
 
     /// Starts serving a data source the model just created.
     private func serve(_ name: String) -> DataSource {
-        let dataSource = DataSource(model: model.dataSources[name]!)
+        let dataSource = makeDataSource(model.dataSources[name]!)
         dataSources[name] = dataSource
         return dataSource
+    }
+
+    /// Serves a data source of the model, with empty retained events.
+    func makeDataSource(_ model: DataSourceModel) -> DataSource {
+        DataSource(
+            model: model,
+            retention: RetainedEvents(maximumVersions: configuration.changeLogVersions, maximumBytes: configuration.changeLogBytes))
     }
 
     /// `{"event":"layoutChanged","dataSource":…,"version":…,"layout":…}`.

@@ -35,8 +35,8 @@ public enum StoreRecord: Sendable {
     /// A new data source: `content` (encoded) is its first checkpoint, at `version`.
     case createDataSource(name: String, incarnation: String, version: Int, content: [UInt8])
     case dropDataSource(name: String)
-    /// The operation that made `version`, and the staged changes it produced (for resuming views;
-    /// `nil` when they are too large to keep or views reload everything).
+    /// The operation that made `version`, and the event line views were sent for it (kept for views
+    /// that resume; `nil` when it was too large to keep or made views reload everything).
     case change(dataSource: String, version: Int, operation: [UInt8], changes: [UInt8]?)
     case register(name: String, registration: [UInt8])
     case unregister(name: String)
@@ -71,7 +71,7 @@ public struct StoredDataSource: Sendable {
     public var checkpointBytes: Int
     /// The operations after the checkpoint, in version order, with their encoded sizes.
     public var tail: [(version: Int, operation: DataSourceOperation, bytes: Int)]
-    /// The staged changes kept for resuming views, by version, oldest first (`nil`: not kept).
+    /// The event lines kept for resuming views, by version, oldest first (`nil`: not kept).
     public var retainedChanges: [(version: Int, changes: [UInt8]?)]
 
     public init(

@@ -14,7 +14,7 @@ import ListStore
 ///   checkpoint (its content as `StateCoding` JSON);
 /// - `change_log(source, first_version, last_version, operations, changes)`: the committed operations
 ///   of a data source, one row per data source and written group (versions `first…last`, one JSON text
-///   per line in `operations` and in `changes`, `null` for changes not kept). A row's operations are
+///   per line in `operations` and in `changes`: the event line views were sent, `null` when not kept). A row's operations are
 ///   dropped once a checkpoint covers them; its changes stay for resuming views until the retention
 ///   trims the row. One row per group keeps a write one insert per data source however many
 ///   mutations the group has;

@@ -18,7 +18,7 @@ struct FileSettings {
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
-        "pluginStopGraceMilliseconds", "changeLogVersions",
+        "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -77,6 +77,7 @@ struct FileSettings {
         if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
         if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
         if let value = values["changeLogVersions"] { configuration.changeLogVersions = value }
+        if let value = values["changeLogBytes"] { configuration.changeLogBytes = value }
         configuration.plugins += plugins
     }
 }

@@ -83,7 +83,7 @@ struct SQLiteStoreTests {
         let live = StateModel()
         for change in try Self.changes() {
             let outcome = try live.apply(change, limits: .none)
-            try store.write(live.records(of: change, outcome: outcome))
+            try store.write(live.records(of: change, outcome: outcome, event: Array(#"{"event":"changes"}"#.utf8)))
         }
         store.close()
         let loaded = StateModel()
@@ -98,7 +98,7 @@ struct SQLiteStoreTests {
         let live = StateModel()
         func commit(_ change: StateChange) throws {
             let outcome = try live.apply(change, limits: .none)
-            try store.write(live.records(of: change, outcome: outcome))
+            try store.write(live.records(of: change, outcome: outcome, event: Array(#"{"event":"changes"}"#.utf8)))
         }
         try commit(.dataSource(name: "d", ifVersion: nil, createAs: "i", .edit(.appendSections(["S"]))))
         for index in 0..<300 { try commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems([Item("i\(index)")], toSection: nil)))) }
