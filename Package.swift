@@ -97,6 +97,13 @@ let package = Package(
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
+        // The connection handler and the line framer in an EmbeddedChannel (no socket, no process).
+        .testTarget(
+            name: "ListServerUnitTests",
+            dependencies: [
+                "ListServer", "ListWire", "DiffableCore", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",

@@ -24,14 +24,21 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// write to finish before it runs): later lines wait in `queued`, so replies stay in request order.
     private var waiting = false
     private var queued: [ByteBuffer] = []
+    /// The `line-too-long` reply, when it arrived while a request was waiting: sent after the replies
+    /// to the lines before it.
+    private var lastReply: [UInt8]?
     private var closeWhenIdle = false
     var peer: PeerCredentials?
     private var context: ChannelHandlerContext?
     private var inputClosed = false
     private var closing = false
 
+    /// The line limit this connection's framer was made with (a reload changes only new connections').
+    let maximumLineBytes: Int
+
     init(state: ServerState, router: CommandRouter) {
         self.state = state
+        maximumLineBytes = state.configuration.maximumLineBytes
         self.router = router
     }
 
@@ -52,11 +59,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .tooLong:
             state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
-            write(
-                context: context,
-                reply: router.errorReply(
-                    id: nil, WireError(.lineTooLong, "The line is longer than \(state.configuration.maximumLineBytes) bytes; closing the connection.")))
-            closeAfterFlush(context: context)
+            let reply = router.errorReply(
+                id: nil, WireError(.lineTooLong, "The line is longer than \(maximumLineBytes) bytes; closing the connection."))
+            // After the replies to the lines before it, then the connection closes.
+            closeWhenIdle = true
+            if waiting {
+                lastReply = reply
+            } else {
+                process(CommandOutcome(reply: reply), context: context)
+                if isIdle { closeAfterFlush(context: context) }
+            }
         case .line(let line):
             handleLine(line, context: context)
         }
@@ -101,6 +113,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             self.waiting = false
             self.process(final, context: context)
             while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
+            if !self.waiting, let reply = self.lastReply {
+                self.lastReply = nil
+                self.process(CommandOutcome(reply: reply), context: context)
+            }
             self.writePending(context: context)
             context.flush()
             if self.isIdle && self.closeWhenIdle { self.closeAfterFlush(context: context) }
@@ -251,7 +267,10 @@ final class ConnectionHandler: ChannelInboundHandler {
         write(context: context, reply: bytes)
         writePending(context: context)
         context.flush()
-        if inputClosed && views.isEmpty { closeAfterFlush(context: context) }
+        if inputClosed && views.isEmpty {
+            // A one-shot client that just lost its last view: close once its replies are out.
+            if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }
+        }
     }
 }
 

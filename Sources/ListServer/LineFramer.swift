@@ -55,6 +55,11 @@ struct LineFramer: ByteToMessageDecoder {
         if state == .needMoreData && !failed && buffer.readableBytes > 0 {
             var length = buffer.readableBytes
             if buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") { length -= 1 }
+            // While the line was open, one byte over the limit could have been a `\r`; at the end it is not.
+            if length > maximumLineBytes {
+                _ = fail(context: context, buffer: &buffer)
+                return .needMoreData
+            }
             let line = buffer.readSlice(length: buffer.readableBytes)!.getSlice(at: 0, length: length)!
             searchedUpTo = 0
             context.fireChannelRead(Self.wrapInboundOut(.line(line)))

@@ -42,10 +42,14 @@ struct Listview: ParsableCommand {
     @Option(help: "With --once / --follow: rows scrolled down first.")
     var scroll: Int = 0
 
+    @Option(help: "How long to keep trying to reconnect when listd goes away, in seconds (0: exit at once).")
+    var reconnectSeconds: Double = 30
+
     func validate() throws {
         if let width, width < 10 { throw ValidationError("--width must be at least 10.") }
         if let height, height < 2 { throw ValidationError("--height must be at least 2.") }
         if scroll < 0 { throw ValidationError("--scroll cannot be negative.") }
+        if reconnectSeconds < 0 { throw ValidationError("--reconnect-seconds cannot be negative.") }
     }
 
     func run() throws {
@@ -84,8 +88,20 @@ struct Listview: ParsableCommand {
             return
         }
         var version = session.model.version
-        while session.ended == nil {
-            guard try session.receive(timeout: .seconds(365 * 24 * 3600)) else { throw fail("listd closed the connection") }
+        while session.ended == nil || session.serverStopped {
+            let received: Bool
+            do {
+                received = session.serverStopped ? false : try session.receive(timeout: .seconds(365 * 24 * 3600))
+            } catch let error as ListviewError {
+                throw fail(error.description)
+            } catch {
+                received = false
+            }
+            if !received {
+                printError("listview: listd went away; reconnecting…")
+                guard reconnect(session, report: {}) else { throw fail("lost the connection to listd") }
+                printError("listview: reconnected at version \(session.model.version)")
+            }
             try session.synchronize(revealCursor: false)
             if session.model.version != version {
                 version = session.model.version
@@ -122,13 +138,27 @@ struct Listview: ParsableCommand {
                     needsDraw = true
                     revealCursor = true
                 }
-                if needsDraw {
-                    try session.synchronize(revealCursor: revealCursor)
-                    try session.refreshCounters()
-                    if session.changedByEvents { try session.synchronize(revealCursor: false) }
-                    Terminal.write(session.frame(showCursor: true, status: true).terminalFrame)
-                    needsDraw = false
-                    revealCursor = false
+                if needsDraw && !session.serverStopped {
+                    do {
+                        try session.synchronize(revealCursor: revealCursor)
+                        try session.refreshCounters()
+                        if session.changedByEvents { try session.synchronize(revealCursor: false) }
+                        Terminal.write(session.frame(showCursor: true, status: true).terminalFrame)
+                        needsDraw = false
+                        revealCursor = false
+                    } catch let error as ListviewError {
+                        throw error
+                    } catch {
+                        session.connectionLost()  // listd went away in the middle of a request
+                    }
+                }
+                if session.serverStopped {
+                    guard reconnect(session, report: { Terminal.write(session.frame(showCursor: true, status: true).terminalFrame) }) else {
+                        Terminal.restore()
+                        throw fail("lost the connection to listd")
+                    }
+                    needsDraw = true
+                    continue
                 }
                 if let ended = session.ended {
                     Terminal.restore()
@@ -150,7 +180,15 @@ struct Listview: ParsableCommand {
                     throw ListviewError("poll failed")
                 }
                 if pollers[1].revents != 0 {
-                    guard try session.receive() else { throw fail("lost the connection to listd") }
+                    let received: Bool
+                    do {
+                        received = try session.receive()
+                    } catch let error as ListviewError {
+                        throw error
+                    } catch {
+                        received = false
+                    }
+                    if !received { session.connectionLost() }
                     needsDraw = true
                 }
                 if pollers[0].revents != 0 {
@@ -187,6 +225,25 @@ struct Listview: ParsableCommand {
         } catch {
             Terminal.restore()
             throw fail("lost the connection to listd: \(error)")
+        }
+    }
+
+    /// Reconnects to listd (a restarted one, at the same socket), resuming from the view's version:
+    /// tries with a growing pause (0.1 s doubling to 2 s) for `--reconnect-seconds`, showing
+    /// "reconnecting…" through `report` before each try. Returns false when it gave up.
+    private func reconnect(_ session: ViewSession, report: () -> Void) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(reconnectSeconds * 1_000))
+        var pause = Duration.milliseconds(100)
+        var attempt = 0
+        defer { session.notice = nil }
+        while true {
+            attempt += 1
+            session.notice = "reconnecting to listd… (attempt \(attempt))"
+            report()
+            if (try? session.reconnect(resume: true)) != nil { return true }
+            guard ContinuousClock.now + pause <= deadline else { return false }
+            usleep(UInt32(pause / .microseconds(1)))
+            pause = min(pause * 2, .seconds(2))
         }
     }
 

@@ -21,6 +21,12 @@ final class ViewSession {
     private(set) var reused = 0
     /// Set when the view must stop (the data source was dropped, listd is stopping).
     private(set) var ended: String?
+    /// listd is stopping: the view may reconnect to the next one.
+    private(set) var serverStopped = false
+    /// The incarnation of the data source the model follows (from `attach`), for resuming.
+    private(set) var incarnation: String?
+    /// Shown in the status line while set (e.g. "reconnecting…").
+    var notice: String?
 
     init(socketPath: String, dataSource: String, viewName: String, width: Int, height: Int) throws {
         self.socketPath = socketPath
@@ -31,10 +37,19 @@ final class ViewSession {
         try attach()
     }
 
-    /// Attaches (again): the whole snapshot, the layout, no cells.
-    func attach() throws {
-        let reply = try request(["cmd": "attach", "dataSource": .string(dataSource), "view": .string(viewName)])
+    /// Attaches (again): the whole snapshot, the layout, no cells. With `resume`, asks listd to send only
+    /// the changes since the model's version instead (when it still can; else the snapshot comes).
+    func attach(resume: Bool = false) throws {
+        var members: [String: JSONValue] = ["cmd": "attach", "dataSource": .string(dataSource), "view": .string(viewName)]
+        if resume, let incarnation {
+            members["fromVersion"] = .int(model.version)
+            members["incarnation"] = .string(incarnation)
+        }
+        let reply = try request(.object(members))
         let result = reply["result"] ?? .null
+        incarnation = result["incarnation"]?.stringValue
+        // Resumed: the missed events follow and are applied as they arrive.
+        if result["resumed"] == true { return }
         let sections: [(section: Section, items: [Item])]
         do throws(WireError) {
             sections = try WireDecoding.snapshot(["sections": result["sections"] ?? []], field: "attach")
@@ -56,11 +71,19 @@ final class ViewSession {
         try attach()
     }
 
-    /// After losing the connection (or an overflow): a new connection and a new attachment.
-    func reconnect() throws {
+    /// The connection ended without a `shutdown` event (listd was killed): reconnect as after one.
+    func connectionLost() {
+        serverStopped = true
+    }
+
+    /// After losing the connection (or an overflow): a new connection and a new attachment. With
+    /// `resume`, only the changes since the model's version are fetched when listd still has them.
+    func reconnect(resume: Bool = false) throws {
         connection = try LineConnection(path: socketPath)
         model.forgetAllCells()
-        try attach()
+        ended = nil
+        serverStopped = false
+        try attach(resume: resume)
     }
 
     /// Scrolls to content row `row` (kept inside the content when laid out).
@@ -138,6 +161,7 @@ final class ViewSession {
             ended = "the data source \"\(dataSource)\" was dropped"
         case "shutdown":
             ended = "listd is stopping"
+            serverStopped = true
         case "overflow":
             try reconnect()
         default:
@@ -211,7 +235,9 @@ final class ViewSession {
         model.draw(layout, visible: visible, on: &canvas, showCursor: showCursor)
         if status {
             let items = model.snapshot.sectionIdentifiers.reduce(0) { $0 + ((try? model.snapshot.numberOfItems(inSection: $1)) ?? 0) }
-            let line = " \(dataSource) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
+            let line =
+                notice.map { " \(dataSource) · v\(model.version) · \($0)" }
+                ?? " \(dataSource) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
         }

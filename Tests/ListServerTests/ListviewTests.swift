@@ -419,10 +419,28 @@ struct ListviewTerminalTests {
         var screen = try terminal.waitForScreen { $0.contains("icanon") }
         #expect(screen.contains("EXITED 143") && !screen.contains("-icanon") && !screen.contains("상담"), "\(screen)")
 
-        let second = try TmuxSession(listview(daemon, "home"), width: 60, height: 20)
+        // Without listd for longer than --reconnect-seconds: it gives up, and the terminal is restored.
+        let second = try TmuxSession(listview(daemon, "home --reconnect-seconds 1"), width: 60, height: 20)
         try second.waitForScreen { $0.contains("상담") }
         #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
         screen = try second.waitForScreen { $0.contains("icanon") }
         #expect(screen.contains("listview: lost the connection to listd") && screen.contains("EXITED 1") && !screen.contains("-icanon"), "\(screen)")
+    }
+
+    /// listd restarts (its state kept): the view shows "reconnecting…", then resumes where it was and
+    /// follows the changes made after the restart.
+    @Test func aViewReconnectsAndResumesAfterARestart() throws {
+        let state = try makeTemporaryDirectory() + "/state"
+        defer { try? FileManager.default.removeItem(atPath: (state as NSString).deletingLastPathComponent) }
+        let first = try Daemon(arguments: ["--demo", "--state-directory", state])
+        #expect(try first.request(["cmd": "appendItems", "dataSource": "home", "toSection": "consult", "items": [["id": "before", "data": ["title": "Before the restart"]]]])["ok"] == true)
+        let terminal = try TmuxSession(listview(first, "home --view tv"), width: 70, height: 24)
+        try terminal.waitForScreen { $0.contains("home · v1") }
+        #expect(try first.stop() == 0)
+        #expect(try terminal.waitForScreen { $0.contains("reconnecting to listd") }.contains("reconnecting to listd"))
+        let second = try Daemon(arguments: ["--demo", "--state-directory", state], directory: first.directory)
+        #expect(try second.request(["cmd": "updateItems", "dataSource": "home", "items": [["id": "before", "data": ["title": "After the restart"]]]])["ok"] == true)
+        let screen = try terminal.waitForScreen { $0.contains("home · v") && $0.contains("After the restart") && !$0.contains("reconnecting") }
+        #expect(screen.contains("After the restart") && !screen.contains("EXITED"), "\(screen)")
     }
 }
