@@ -59,7 +59,7 @@ struct ListctlTests {
 
     @Test func watchPrintsEventsAsTheyCome() throws {
         let daemon = try Daemon(arguments: ["--demo"])
-        let (process, out) = try startWatch(daemon, ["home", "--view", "watcher"])
+        let (process, out) = try startWatch(daemon, ["home", "--view", "watcher", "--reconnect-seconds", "0"])
         #expect(try daemon.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-2"]])["ok"] == true)
         let layout = try daemon.request(["cmd": "layout", "dataSource": "home"]).result()["layout"]!
         #expect(try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": layout])["ok"] == true)
@@ -71,6 +71,28 @@ struct ListctlTests {
         #expect(text.contains(" v2 layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line, a version of its own")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
+    }
+
+    /// listd restarts on its state: watch says so, reconnects, resumes after the last version it
+    /// printed (nothing repeated, nothing missed), and gives up after --reconnect-seconds without listd.
+    @Test func watchReconnectsAndResumes() throws {
+        let state = try makeTemporaryDirectory() + "/state"
+        defer { try? FileManager.default.removeItem(atPath: (state as NSString).deletingLastPathComponent) }
+        let first = try Daemon(arguments: ["--demo", "--state-directory", state])
+        let (process, out) = try startWatch(first, ["home", "--view", "watcher", "--reconnect-seconds", "3", "--width", "0"])
+        #expect(try first.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-2"]])["ok"] == true)
+        #expect(try first.stop() == 0)
+        let second = try Daemon(arguments: ["--demo", "--state-directory", state], directory: first.directory)
+        #expect(try eventually { try second.request(["cmd": "stats"]).result()["views"] == 1 })
+        #expect(try second.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-1"]])["ok"] == true)
+        #expect(try eventually { try second.request(["cmd": "stats"]).result()["events"]?["sent"]?.intValue ?? 0 >= 1 })
+        #expect(try second.stop(signal: SIGKILL) == SIGKILL)
+        process.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("shutdown: listd is stopping\nlistd went away; reconnecting…\nreconnected; resuming after version 1\n"), "\(text)")
+        #expect(text.components(separatedBy: " v1\n").count == 2, "v1 printed once: \(text)")
+        #expect(text.contains(" v2\n  1 delete"), "\(text)")
+        #expect(process.terminationStatus == 1, "gave up once listd stayed away")
     }
 
     /// Beside listview in a narrow pane: every line fits the width, long lists say how much is left
