@@ -280,6 +280,13 @@ final class CommitPipeline {
         }
     }
 
+    /// A backup of the store, made by the writer between two groups; `done` runs on the event loop.
+    func backup(_ done: @escaping (Result<[UInt8], Error>) -> Void) {
+        let store = self.store
+        let bound = NIOLoopBound(done, eventLoop: loop)
+        writer.runIfActive(eventLoop: loop) { () throws -> [UInt8] in try store.backup() }.whenComplete { bound.value($0) }
+    }
+
     /// Whether nothing is open or being written (the server waits for this before it stops).
     var isIdle: Bool { !isWriting && open.isEmpty && !restoring }
 

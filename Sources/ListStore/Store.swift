@@ -23,6 +23,8 @@ public protocol Store: AnyObject, Sendable {
     /// it does not apply: another incarnation is stored, or the content is not newer than the stored
     /// checkpoint, or it is ahead of what the log holds (it includes changes whose write failed).
     func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int?
+    /// A consistent copy of everything stored, as a file a store can be opened from (a backup).
+    func backup() throws(StorageError) -> [UInt8]
     /// Makes everything written so far durable (the `periodic` sync mode calls it about once a second).
     func sync() throws(StorageError)
     /// Releases files and locks.

@@ -305,6 +305,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return bytes.count
     }
 
+    /// The database as one file image (`sqlite3_serialize`): consistent, since the writer thread calls
+    /// it between transactions; written out, it is a `listd.sqlite3` listd opens.
+    public func backup() throws(StorageError) -> [UInt8] {
+        var size: sqlite3_int64 = 0
+        guard let image = sqlite3_serialize(connection.handle, "main", &size, 0) else {
+            throw StorageError(.io, "\(path): cannot make a backup (out of memory?).")
+        }
+        defer { sqlite3_free(image) }
+        return Array(UnsafeRawBufferPointer(start: image, count: Int(size)))
+    }
+
     public func sync() throws(StorageError) {
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }

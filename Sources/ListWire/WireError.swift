@@ -29,6 +29,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case pluginUnavailable = "plugin-unavailable"
     case shuttingDown = "shutting-down"
     case storageFailed = "storage-failed"
+    case ephemeral = "ephemeral"
     case `internal` = "internal"
 
     /// One line for `describe`.
@@ -60,6 +61,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .pluginTimeout: return "Per cell: the plugin did not configure the cell before the deadline."
         case .pluginUnavailable: return "Per cell: no connected plugin provides the type, or it went away or answered wrongly."
         case .shuttingDown: return "The server is stopping and accepts no new work."
+        case .ephemeral: return "The command needs stored state, and listd runs with --ephemeral."
         case .storageFailed: return "The change could not be stored (disk full, read-only or failing): nothing changed; the message has the OS error."
         case .internal: return "A bug in listd; the server logged it. The request changed nothing."
         }

@@ -25,7 +25,7 @@ struct Listctl: ParsableCommand {
             ReconfigureItems.self, UpdateItems.self, Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,
             ItemInfo.self, IndexPathOf.self, ItemAt.self, SectionAt.self, IndexOf.self, Count.self, Watch.self,
             Register.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Dequeue.self,
-            EndDisplaying.self, SetState.self, Call.self,
+            EndDisplaying.self, SetState.self, Backup.self, Call.self,
         ])
 
     /// Accepts the global options before the command too (`listctl --socket PATH ls`), as after it.

@@ -245,6 +245,33 @@ struct DurabilityTests {
         #expect(run.err.contains("schema version 99"), "\(run.err)")
     }
 
+    /// `listctl backup FILE` while listd runs: listd started on the copy has exactly what was stored when
+    /// the backup was made; an ephemeral listd has nothing to back up.
+    @Test func aBackupMadeWhileRunningRestores() throws {
+        let state = try StateDirectory()
+        let daemon = try state.start(["--demo"])
+        let connection = try daemon.connect()
+        for index in 0..<200 {
+            #expect(try connection.request(["cmd": "appendItems", "dataSource": "home", "toSection": "consult", "items": [.string("b\(index)")]])["ok"] == true)
+        }
+        let before = try connection.request(["cmd": "snapshot", "dataSource": "home"]).result()
+        let copy = (state.path as NSString).deletingLastPathComponent + "/copy.sqlite3"
+        let run = try runExecutable("listctl", ["--socket", daemon.socketPath, "backup", copy])
+        #expect(run.status == 0 && run.out.contains("backed up"), "\(run.err)")
+        #expect(try connection.request(["cmd": "appendItems", "dataSource": "home", "items": ["after"]])["ok"] == true)
+
+        let restored = try StateDirectory()
+        try FileManager.default.createDirectory(atPath: restored.path, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: copy, toPath: restored.database)
+        let second = try restored.start()
+        #expect(try second.request(["cmd": "snapshot", "dataSource": "home"]).result() == before)
+        #expect(try second.request(["cmd": "registrations"]).result() == (try daemon.request(["cmd": "registrations"]).result()))
+
+        let ephemeral = try Daemon()
+        let refused = try runExecutable("listctl", ["--socket", ephemeral.socketPath, "backup", copy + ".2"])
+        #expect(refused.status == 1 && refused.err.contains("ephemeral"), "\(refused.err)")
+    }
+
     @Test func ephemeralWritesNoFile() throws {
         let home = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: home) }

@@ -1,0 +1,42 @@
+import ListWire
+
+extension CommandRouter {
+    static var storageCommands: [Command] {
+        [
+            Command(
+                name: "backup",
+                summary: "A consistent copy of the stored state: the SQLite database as one file, in base64 (listctl backup FILE writes it).",
+                arguments: [],
+                result: "{bytes, database}"
+            ) { _, _ throws(WireError) in
+                { context throws(WireError) in
+                    guard let pipeline = context.state.pipeline else {
+                        throw WireError(.ephemeral, "listd runs with --ephemeral: nothing is stored, so there is nothing to back up.")
+                    }
+                    // A read: it runs once everything acknowledged is written, and the writer copies
+                    // the database between two groups.
+                    let deferred = Deferred<Execution>()
+                    pipeline.backup { result in
+                        switch result {
+                        case .success(let image):
+                            deferred.resolve(
+                                Execution { writer in
+                                    writer.key("bytes")
+                                    writer.int(image.count)
+                                    writer.key("database")
+                                    writer.raw([UInt8(ascii: "\"")] + Base64.encode(image) + [UInt8(ascii: "\"")])
+                                })
+                        case .failure(let error):
+                            var failed = Execution { _ in }
+                            failed.failure = WireError(.storageFailed, "The backup failed: \(error)")
+                            deferred.resolve(failed)
+                        }
+                    }
+                    var waiting = Execution { _ in }
+                    waiting.deferred = deferred
+                    return waiting
+                }
+            }
+        ]
+    }
+}
