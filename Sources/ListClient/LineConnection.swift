@@ -56,11 +56,12 @@ public final class LineConnection {
     /// Whether a whole line has been received and not read yet (poll would not report it).
     public var hasBufferedLine: Bool { received.hasLine() }
 
-    /// Sends raw bytes as they are.
+    /// Sends raw bytes as they are. A peer that went away is an error (`EPIPE`), never a `SIGPIPE` that
+    /// kills the process: a client that reconnects must survive writing to a listd that is stopping.
     public func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
                 if errno == EINTR { continue }
                 throw ClientError("write: \(String(cString: strerror(errno)))")

@@ -205,7 +205,7 @@ public enum StateCoding {
         writer.key("version")
         writer.int(content.version)
         writer.key("sections")
-        writeSections(of: content.snapshot, to: &writer)
+        writeCheckpointSections(of: content.snapshot, to: &writer)
         if !content.outlines.isEmpty {
             writer.key("outlines")
             writer.beginObject()
@@ -233,8 +233,7 @@ public enum StateCoding {
         try decoding("a checkpoint") { () throws(WireError) in
             let members = try object(try parse(bytes), "checkpoint")
             guard case .int(let version)? = members["version"] else { throw WireError(.invalidArgument, "version must be an integer") }
-            let sections = try WireDecoding.snapshot(.object(["sections": members["sections"] ?? .array([])]), field: "snapshot")
-            var content = DataSourceContent(version: version, snapshot: try snapshot(sections))
+            var content = DataSourceContent(version: version, snapshot: try snapshot(try checkpointSections(members["sections"])))
             if let outlines = members["outlines"] {
                 for (section, value) in try object(outlines, "outlines") {
                     content.outlines[section] = try WireDecoding.sectionSnapshot(.object(["items": value]), field: "outlines.\(section)")
@@ -295,6 +294,56 @@ public enum StateCoding {
             writer.endObject()
         }
         writer.endArray()
+    }
+
+    /// A checkpoint's sections: `[{id, data?, items: [id, …], payloads?: [data or null, …]}, …]`. Items as
+    /// plain identifiers with their payloads beside them (only when some item has one) read back several
+    /// times faster than `{id, data}` objects, and a checkpoint is the largest thing listd reads.
+    static func writeCheckpointSections(of snapshot: Snapshot, to writer: inout JSONWriter) {
+        writer.beginArray()
+        for index in 0..<snapshot.numberOfSections {
+            let section = snapshot.section(at: index)!
+            let items = (try? snapshot.items(inSection: section.id)) ?? []
+            writer.beginObject()
+            writer.key("id")
+            writer.string(section.id)
+            if !section.data.isNull {
+                writer.key("data")
+                writer.value(section.data)
+            }
+            writer.key("items")
+            writer.beginArray()
+            for item in items { writer.string(item.id) }
+            writer.endArray()
+            if items.contains(where: { !$0.data.isNull }) {
+                writer.key("payloads")
+                writer.beginArray()
+                for item in items { writer.value(item.data) }
+                writer.endArray()
+            }
+            writer.endObject()
+        }
+        writer.endArray()
+    }
+
+    private static func checkpointSections(_ value: JSONValue?) throws(WireError) -> [(section: Section, items: [Item])] {
+        var sections: [(section: Section, items: [Item])] = []
+        for (index, entry) in try array(value, "sections").enumerated() {
+            let members = try object(entry, "sections[\(index)]")
+            let ids = try array(members["items"], "sections[\(index)].items")
+            let payloads = try members["payloads"].map { value throws(WireError) in try array(value, "sections[\(index)].payloads") }
+            if let payloads, payloads.count != ids.count {
+                throw WireError(.invalidArgument, "sections[\(index)]: \(ids.count) items but \(payloads.count) payloads")
+            }
+            var items: [Item] = []
+            items.reserveCapacity(ids.count)
+            for (position, id) in ids.enumerated() {
+                guard case .string(let identifier) = id else { throw WireError(.invalidArgument, "sections[\(index)].items[\(position)] must be a string") }
+                items.append(Item(identifier, data: payloads?[position] ?? .null))
+            }
+            sections.append((Section(try string(members["id"], "sections[\(index)].id"), data: members["data"] ?? .null), items))
+        }
+        return sections
     }
 
     /// `[{id, data?, expanded?, children?}, …]`, depth-first (what `applySectionSnapshot` takes).

@@ -61,6 +61,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             throw StorageError(
                 .newerSchema, "\(path) has schema version \(version), newer than this listd's \(Self.schemaVersion): run a newer listd.")
         }
+        // A new database frees the pages a checkpoint replaces (incremental vacuum after each checkpoint),
+        // so the file stays about the size of what it holds. Only takes effect before the first table.
+        if tables == 0 { try connection.execute("PRAGMA auto_vacuum=INCREMENTAL") }
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute(sync == .always ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try connection.execute("PRAGMA foreign_keys=OFF")
@@ -302,6 +305,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try? connection.execute("ROLLBACK")
             throw error
         }
+        // Give back the pages of the replaced checkpoint and of the trimmed log.
+        try? connection.execute("PRAGMA incremental_vacuum")
         return bytes.count
     }
 
