@@ -24,6 +24,8 @@ final class CommitPipeline {
     let store: Store
     private let loop: EventLoop
     let writer: NIOThreadPool
+    /// Encodes checkpoints, so that the writer only writes them.
+    let encoder: NIOThreadPool
     private let logger: Logger
     /// Log records kept for resuming, per data source, when a checkpoint trims the log.
     var retainVersions = 10_000
@@ -77,6 +79,8 @@ final class CommitPipeline {
         self.restore = restore
         writer = NIOThreadPool(numberOfThreads: 1)
         writer.start()
+        encoder = NIOThreadPool(numberOfThreads: 1)
+        encoder.start()
     }
 
     /// Starts the once-a-second sync of the `periodic` mode. On the event loop.
@@ -245,8 +249,14 @@ final class CommitPipeline {
             let retain = retainVersions
             let covered = bytes
             let bound = NIOLoopBound(self, eventLoop: loop)
-            writer.runIfActive(eventLoop: loop) { () throws -> Int? in
-                try store.checkpoint(dataSource: name, incarnation: incarnation, content: content, retainVersions: retain)
+            let writer = self.writer
+            let loop = self.loop
+            // Encoded on its own thread (a large data source takes a while), written by the writer
+            // between two groups.
+            encoder.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
+                writer.runIfActive(eventLoop: loop) { () throws -> Int? in
+                    try store.checkpoint(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded, retainVersions: retain)
+                }
             }.whenComplete { result in
                 bound.value.checkpointed(name, incarnation: incarnation, covered: covered, result)
             }
@@ -291,7 +301,8 @@ final class CommitPipeline {
     var isIdle: Bool { !isWriting && open.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
-    static func close(writer: NIOThreadPool, store: Store) async {
+    static func close(writer: NIOThreadPool, encoder: NIOThreadPool, store: Store) async {
+        try? await encoder.shutdownGracefully()
         _ = try? await writer.runIfActive { try store.sync() }
         try? await writer.shutdownGracefully()
         store.close()

@@ -18,17 +18,26 @@ public protocol Store: AnyObject, Sendable {
     /// Writes the records as one transaction: all of them or, when it throws, none. Returns once the
     /// transaction is as durable as the store's sync mode promises.
     func write(_ records: [StoreRecord]) throws(StorageError)
-    /// Stores `content` as the data source's checkpoint and drops log records the checkpoint makes
-    /// unnecessary, keeping `retainVersions` for resuming. Returns the checkpoint's size, or `nil` when
-    /// it does not apply: another incarnation is stored, or the content is not newer than the stored
-    /// checkpoint, or it is ahead of what the log holds (it includes changes whose write failed).
-    func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int?
+    /// Stores `encoded` (a `StateCoding`-encoded content at `version`) as the data source's checkpoint
+    /// and drops log records the checkpoint makes unnecessary, keeping `retainVersions` for resuming.
+    /// Returns the checkpoint's size, or `nil` when it does not apply: another incarnation is stored,
+    /// or the content is not newer than the stored checkpoint, or it is ahead of what the log holds (it
+    /// includes changes whose write failed). Encoding is left to the caller so that it can happen off
+    /// the writer thread.
+    func checkpoint(dataSource name: String, incarnation: String, version: Int, encoded: [UInt8], retainVersions: Int) throws(StorageError) -> Int?
     /// A consistent copy of everything stored, as a file a store can be opened from (a backup).
     func backup() throws(StorageError) -> [UInt8]
     /// Makes everything written so far durable (the `periodic` sync mode calls it about once a second).
     func sync() throws(StorageError)
     /// Releases files and locks.
     func close()
+}
+
+extension Store {
+    /// Encodes `content` and stores it as the data source's checkpoint (see the primitive above).
+    public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int? {
+        try checkpoint(dataSource: name, incarnation: incarnation, version: content.version, encoded: StateCoding.encode(content), retainVersions: retainVersions)
+    }
 }
 
 /// One committed change as a store writes it. Operations and contents are encoded by `StateCoding`

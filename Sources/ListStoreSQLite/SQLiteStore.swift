@@ -279,7 +279,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     }
 
-    public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int? {
+    public func checkpoint(
+        dataSource name: String, incarnation: String, version: Int, encoded bytes: [UInt8], retainVersions: Int
+    ) throws(StorageError) -> Int? {
         guard let id = sourceIDs[name] else { return nil }
         let stored = try connection.prepare(
             "SELECT incarnation, checkpoint_version, (SELECT coalesce(max(last_version), 0) FROM change_log WHERE source = ?1) FROM data_sources WHERE id = ?1")
@@ -287,19 +289,18 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         guard try stored.step() else { return nil }
         let (storedIncarnation, checkpointVersion, logged) = (stored.text(0), stored.int(1), stored.int(2))
         try stored.query()
-        guard storedIncarnation == incarnation, content.version > checkpointVersion, content.version <= max(checkpointVersion, logged) else {
+        guard storedIncarnation == incarnation, version > checkpointVersion, version <= max(checkpointVersion, logged) else {
             return nil
         }
-        let bytes = StateCoding.encode(content)
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StorageError) {
             let update = try connection.prepare("UPDATE data_sources SET checkpoint = ?, checkpoint_version = ? WHERE id = ?")
-            try update.run(.blob(bytes), .integer(content.version), .integer(id))
+            try update.run(.blob(bytes), .integer(version), .integer(id))
             let covered = try connection.prepare(
                 "UPDATE change_log SET operations = NULL WHERE source = ? AND last_version <= ? AND operations IS NOT NULL")
-            try covered.run(.integer(id), .integer(content.version))
+            try covered.run(.integer(id), .integer(version))
             let trim = try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?")
-            try trim.run(.integer(id), .integer(min(content.version, content.version - retainVersions)))
+            try trim.run(.integer(id), .integer(min(version, version - retainVersions)))
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
