@@ -1,0 +1,193 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListWire
+
+extension CommandRouter {
+    static var setStateCommand: Command {
+        Command(
+            name: "setState",
+            summary: "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event.",
+            arguments: viewArguments + [
+                ArgumentSpec("cell", "string", "The cell (or give item)."),
+                ArgumentSpec("item", "string", "The item whose displayed cell changes."),
+                ArgumentSpec("state", "{selected?, highlighted?, focused?, disabled?, editing?, expanded?, swiped?, reordering?, …}", required: true, "Flags are booleans; other keys are custom (null removes)."),
+            ],
+            result: "{version, cell: {…as in dequeue}}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            let cellID = try arguments.optionalString("cell")
+            let itemID = try arguments.optionalString("item")
+            guard case .object(let changes) = try arguments.required("state") else {
+                throw WireError(.invalidArgument, "Argument \"state\" must be an object.")
+            }
+            guard (cellID == nil) != (itemID == nil) else {
+                throw WireError(.invalidArgument, "Give either \"cell\" or \"item\".")
+            }
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let dataSource = try context.dataSource(view.dataSource)
+                let id: String
+                if let cellID {
+                    guard view.cells.cells[cellID]?.displayedFor != nil else {
+                        throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \"\(cellID)\".")
+                    }
+                    id = cellID
+                } else {
+                    guard let cell = view.cells.displayedCell(for: itemID!) else {
+                        throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell for item \"\(itemID!)\".")
+                    }
+                    id = cell.id
+                }
+                var state = view.cells.cells[id]!.state
+                do throws(CellStateError) {
+                    try state.update(with: changes)
+                } catch {
+                    throw WireError(.invalidArgument, error.message)
+                }
+                view.cells.setState(state, of: id)
+                let version = dataSource.version
+                func execution(_ cell: CellReply) -> Execution {
+                    let event = cellUpdatedEvent(view: view, cell: cell)
+                    return Execution(
+                        result: { writer in
+                            writer.key("version")
+                            writer.int(version)
+                            writer.key("cell")
+                            cell.write(to: &writer)
+                        },
+                        afterReply: [{ view.connection.sendEvent(event) }])
+                }
+                switch reconfigure(view: view, cell: id, in: dataSource, registrations: context.state.registrations) {
+                case nil:
+                    throw WireError(.cellNotFound, "Cell \"\(id)\" no longer shows anything.")
+                case .configured(let cell):
+                    return execution(cell)
+                case .plugin(let request, let placeholder):
+                    guard let eventLoop = context.connection.eventLoop else { return execution(placeholder) }
+                    let deferred = Deferred<Execution>()
+                    configurePluginCells([request], replies: [placeholder], purpose: .reconfigure, view: view, state: context.state, eventLoop: eventLoop) {
+                        deferred.resolve(execution($0[0]))
+                    }
+                    var waiting = Execution { _ in }
+                    waiting.deferred = deferred
+                    return waiting
+                }
+            }
+        }
+    }
+
+    /// A displayed cell configured again: at once, or once its plugin answers `request` (the placeholder
+    /// holds the cell's previous content, which stays when the plugin fails).
+    enum Reconfiguration {
+        case configured(CellReply)
+        case plugin(PluginCellRequest, placeholder: CellReply)
+    }
+
+    /// Configures a displayed cell again for what it shows now (same cell identifier); `nil` when what it
+    /// showed is gone.
+    static func reconfigure(view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration]) -> Reconfiguration? {
+        guard let cell = view.cells.cells[id], let key = cell.displayedFor, let registration = registrations[cell.registration] else { return nil }
+        let snapshot = dataSource.snapshot
+        if registration.pluginType != nil {
+            guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
+            let section = snapshot.sectionIdentifier(at: path.section)!
+            let placement = outlinePlacement(of: key, inSection: section, in: dataSource)
+            var state = cell.state
+            if let placement, state.expanded != placement.expanded {
+                state.expanded = placement.expanded
+                view.cells.setState(state, of: id)
+            }
+            let context = TemplateContext(item: key, data: data, section: section, indexPath: path, state: state)
+            let placeholder = CellReply(
+                id: id, position: .item(path, key), registration: registration.name, reused: false, state: state,
+                indentationLevel: placement?.level ?? 0, configured: cell.configured)
+            return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
+        }
+        if key.hasPrefix("\u{1}") {
+            let parts = key.split(separator: "\u{1}", omittingEmptySubsequences: false)
+            guard parts.count == 4, let index = snapshot.index(ofSection: String(parts[2])), let section = snapshot.section(at: index) else { return nil }
+            let path = IndexPath(section: index, item: Int(parts[3]) ?? 0)
+            return .configured(
+                configureCell(
+                    view: view, key: key, registration: registration,
+                    context: { TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: $0) },
+                    position: .supplementary(path, elementKind: String(parts[1]), section: section.id)))
+        }
+        guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
+        let section = snapshot.sectionIdentifier(at: path.section)!
+        return .configured(
+            configureCell(
+                view: view, key: key, registration: registration,
+                context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
+                position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource)))
+    }
+
+    static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("cellUpdated")
+        writer.key("dataSource")
+        writer.string(view.dataSource)
+        writer.key("view")
+        writer.string(view.name)
+        writer.key("cell")
+        cell.write(to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension CommandRouter {
+    /// What a mutation does to the views' displayed cells, as UIKit does it: cells of deleted or
+    /// reloaded items (and sections) go back to their pools, and the view dequeues the reloaded index
+    /// paths again; reconfigured items keep their cell, configured anew and pushed as `cellUpdated`.
+    static func updateDisplayedCells(of dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, state: ServerState) {
+        let views = dataSource.attachedViews.filter { $0.cells.displayedCount > 0 }
+        guard !views.isEmpty else { return }
+        let snapshot = dataSource.snapshot
+        var reloadedItems = Set<String>()
+        var reloadedSections = Set<String>()
+        var reconfigured: [String] = []
+        for stage in changes.stages {
+            for reload in stage.itemReloads { reloadedItems.insert(reload.item.id) }
+            for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
+            for change in stage.itemReconfigures { reconfigured.append(change.item.id) }
+        }
+        for view in views {
+            for (key, id) in view.cells.displayed {
+                let gone: Bool
+                if key.hasPrefix("\u{1}") {
+                    let section = key.split(separator: "\u{1}", omittingEmptySubsequences: false).dropFirst(2).first.map(String.init) ?? ""
+                    gone = reloadData || !snapshot.contains(section: section) || reloadedSections.contains(section)
+                } else {
+                    gone = reloadData || !snapshot.contains(item: key) || reloadedItems.contains(key)
+                        || (!reloadedSections.isEmpty && reloadedSections.contains(snapshot.sectionIdentifier(containingItem: key) ?? ""))
+                }
+                if gone { view.cells.release(id) }
+            }
+            var pluginRequests: [PluginCellRequest] = []
+            var placeholders: [CellReply] = []
+            for item in reconfigured {
+                guard let cell = view.cells.displayedCell(for: item) else { continue }
+                switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations) {
+                case nil: continue
+                case .configured(let configured): view.connection.sendEvent(cellUpdatedEvent(view: view, cell: configured))
+                case .plugin(var request, let placeholder):
+                    request.index = placeholders.count
+                    pluginRequests.append(request)
+                    placeholders.append(placeholder)
+                }
+            }
+            // Plugin cells follow as their plugins answer (one request per plugin for the whole change).
+            if !pluginRequests.isEmpty, let eventLoop = view.connection.eventLoop {
+                configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, state: state, eventLoop: eventLoop) { cells in
+                    for cell in cells where view.cells.cells[cell.id]?.displayedFor != nil {
+                        view.connection.sendEvent(cellUpdatedEvent(view: view, cell: cell))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListWire
+
+extension CommandRouter {
+    /// The arguments that name a view (dequeue, endDisplaying, setState, …).
+    static let viewArguments = [
+        ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
+        ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
+    ]
+
+    static func readView(_ arguments: inout Arguments) throws(WireError) -> (name: String, dataSource: String?) {
+        (try arguments.string("view"), try arguments.optionalString("dataSource"))
+    }
+
+    /// The view named `name`: one attached on this connection first, else any attached view of that name
+    /// (of `dataSource` when given), so that scripts can act on a running view. Events still go to the
+    /// view's own connection.
+    static func view(_ name: String, _ context: CommandContext, dataSource: String? = nil) throws(WireError) -> ViewSession {
+        if let own = context.connection.views.first(where: { $0.name == name && (dataSource == nil || $0.dataSource == dataSource) }) {
+            return own
+        }
+        let candidates = context.state.dataSources.values.compactMap { $0.views[name] }.filter { dataSource == nil || $0.dataSource == dataSource }
+        guard let found = candidates.first else {
+            throw WireError(.notAttached, "No view named \"\(name)\" is attached\(dataSource.map { " to data source \"\($0)\"" } ?? "").")
+        }
+        guard candidates.count == 1 else {
+            throw WireError(.invalidArgument, "Several data sources have a view named \"\(name)\"; give \"dataSource\".")
+        }
+        return found
+    }
+
+    static var dequeueCommand: Command {
+        Command(
+            name: "dequeue",
+            summary: "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
+            arguments: viewArguments + [
+                ArgumentSpec("indexPaths", "[[section, item]]", required: true, "The positions to show."),
+            ],
+            result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            var paths: [IndexPath] = []
+            for (index, value) in try arguments.array("indexPaths").enumerated() {
+                paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
+            }
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let dataSource = try context.dataSource(view.dataSource)
+                let snapshot = dataSource.snapshot
+                // Check everything first: a dequeue that fails hands out no cell.
+                var plan: [(path: IndexPath, item: Item, section: String, registration: Registration)] = []
+                plan.reserveCapacity(paths.count)
+                for path in paths {
+                    guard let item = snapshot.item(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
+                    let section = snapshot.sectionIdentifier(at: path.section)!
+                    guard let name = dataSource.cellProvider?.registration(for: item, inSection: section) else {
+                        throw WireError(.noRegistration, "No cell provider rule maps item \"\(item.id)\" (section \"\(section)\") to a registration.")
+                    }
+                    guard let registration = context.state.registrations[name] else {
+                        throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item.id)\") does not exist.")
+                    }
+                    plan.append((path, item, section, registration))
+                }
+                var results: [CellReply] = []
+                results.reserveCapacity(plan.count)
+                var pluginRequests: [PluginCellRequest] = []
+                for entry in plan {
+                    if entry.registration.pluginType != nil {
+                        // Configured by its plugin: a placeholder now, the plugin's content later.
+                        let (id, reused, _) = view.cells.obtain(registration: entry.registration.name, for: entry.item.id)
+                        var cellState = view.cells.cells[id]!.state
+                        let placement = outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)
+                        if let placement, cellState.expanded != placement.expanded {
+                            cellState.expanded = placement.expanded
+                            view.cells.setState(cellState, of: id)
+                        }
+                        let templateContext = TemplateContext(
+                            item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
+                        pluginRequests.append(PluginCellRequest(index: results.count, registration: entry.registration, context: templateContext, cell: id))
+                        results.append(
+                            CellReply(
+                                id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused,
+                                state: cellState, indentationLevel: placement?.level ?? 0))
+                        continue
+                    }
+                    results.append(
+                        configureCell(
+                            view: view, key: entry.item.id, registration: entry.registration,
+                            context: { state in
+                                TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
+                            }, position: .item(entry.path, entry.item.id),
+                            outline: outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)))
+                }
+                let version = dataSource.version
+                func execution(_ cells: [CellReply]) -> Execution {
+                    Execution { writer in
+                        writer.key("version")
+                        writer.int(version)
+                        writer.key("cells")
+                        writer.beginArray()
+                        for cell in cells { cell.write(to: &writer) }
+                        writer.endArray()
+                    }
+                }
+                guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
+                let deferred = Deferred<Execution>()
+                configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
+                    deferred.resolve(execution(cells))
+                }
+                var waiting = execution([])
+                waiting.deferred = deferred
+                return waiting
+            }
+        }
+    }
+
+    static var dequeueSupplementaryCommand: Command {
+        Command(
+            name: "dequeueSupplementary",
+            summary: "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
+            arguments: viewArguments + [
+                ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\"."),
+                ArgumentSpec("indexPath", "[section, item]", required: true, "The section (item is usually 0)."),
+            ],
+            result: "{version, cell: {cell, indexPath, elementKind, section, registration, reused, content, background, accessories, state}}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            let elementKind = try arguments.string("elementKind")
+            let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let dataSource = try context.dataSource(view.dataSource)
+                guard let section = dataSource.snapshot.section(at: path.section), path.item >= 0 else {
+                    throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
+                }
+                let asItem = Item(section.id, data: section.data)
+                guard let name = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
+                    throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps section \"\(section.id)\" to a registration.")
+                }
+                guard let registration = context.state.registrations[name] else {
+                    throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
+                }
+                let cell = configureCell(
+                    view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
+                    context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
+                    position: .supplementary(path, elementKind: elementKind, section: section.id))
+                let version = dataSource.version
+                return Execution { writer in
+                    writer.key("version")
+                    writer.int(version)
+                    writer.key("cell")
+                    cell.write(to: &writer)
+                }
+            }
+        }
+    }
+
+    /// Takes a cell for `key` (displayed, pooled or new) and configures it.
+    static func configureCell(
+        view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
+        position: CellReply.Position, outline: OutlinePlacement? = nil
+    ) -> CellReply {
+        let (id, reused, _) = view.cells.obtain(registration: registration.name, for: key)
+        var state = view.cells.cells[id]!.state
+        // An outline item's expansion is the outline's, not the cell's.
+        if let outline, state.expanded != outline.expanded {
+            state.expanded = outline.expanded
+            view.cells.setState(state, of: id)
+        }
+        var reply = CellReply(
+            id: id, position: position, registration: registration.name, reused: reused, state: state,
+            indentationLevel: outline?.level ?? 0)
+        do throws(CellError) {
+            let configured = try registration.configure(makeContext(state))
+            let previousType = view.cells.cells[id]!.contentType
+            if view.cells.configured(id, with: configured) {
+                reply.replacedWarning =
+                    "Cell \(id) of registration \"\(registration.name)\" had a \(previousType ?? "") configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
+            }
+            reply.configured = configured
+        } catch {
+            view.cells.release(id)
+            reply.error = WireError(error)
+        }
+        return reply
+    }
+
+    static var endDisplayingCommand: Command {
+        Command(
+            name: "endDisplaying", summary: "Returns cells that left the screen to their registrations' reuse pools.",
+            arguments: viewArguments + [
+                ArgumentSpec("cells", "[string]", required: true, "Cell identifiers from dequeue."),
+            ],
+            result: "{released}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            let ids = try arguments.strings("cells")
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let unknown = ids.filter { view.cells.cells[$0]?.displayedFor == nil }
+                if !unknown.isEmpty {
+                    throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
+                }
+                for id in ids { view.cells.release(id) }
+                return Execution { writer in
+                    writer.key("released")
+                    writer.int(ids.count)
+                }
+            }
+        }
+    }
+
+}

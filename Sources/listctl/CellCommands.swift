@@ -1,0 +1,158 @@
+import ArgumentParser
+import DiffableCore
+import ListClient
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Cells
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a registration from a JSON definition {kind?, elementKind?, contentConfiguration, background?, accessories?}.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The registration's name.") var name: String
+    @Argument(help: "The definition file, or - for standard input.") var file: String = "-"
+    func run() throws {
+        guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): the definition must be a JSON object") }
+        members["registration"] = .string(name)
+        try connection.run(request("register", members)) { result in
+            print("\(result["created"] == true ? "created" : "unchanged") \(name) (\(Output.cell(result["kind"])), \(Output.cell(result["type"])))")
+        }
+    }
+}
+
+struct Unregister: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a registration (draining its reuse pools).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The registration.") var name: String
+    func run() throws {
+        try connection.run(request("unregister", ["registration": .string(name)])) { print("drained \(Output.cell($0["drained"])) cells") }
+    }
+}
+
+struct Registrations: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the registrations with their cell counters.")
+    @OptionGroup var connection: Connection
+    func run() throws {
+        try connection.run(request("registrations", [:])) { result in
+            Output.table(
+                ["REGISTRATION", "KIND", "TYPE", "CREATED", "REUSED", "DISPLAYED", "POOLED", "RELEASED", "REPLACED", "NEVER REUSED"],
+                (result["registrations"]?.arrayValue ?? []).map { entry in
+                    [entry["registration"], entry["kind"], entry["type"], entry["created"], entry["reused"], entry["displayed"],
+                     entry["pooled"], entry["released"], entry["contentConfigurationsReplaced"]].map { Output.cell($0) }
+                        + [entry["neverReused"] == true ? "yes" : "no"]
+                })
+        }
+    }
+}
+
+struct Styles: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the built-in content styles and their defaults.")
+    @OptionGroup var connection: Connection
+    func run() throws {
+        try connection.run(request("styles", [:])) { result in
+            if case .object(let styles)? = result["content"] {
+                for name in styles.keys.sorted() { print("\(name)  \(Output.cell(styles[name]))") }
+            }
+        }
+    }
+}
+
+struct SetCellProvider: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cell-provider",
+        abstract: "Set a data source's cell provider rules from {\"rules\": [...], \"default\"?: …} (a file or stdin).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The rules file, or - for standard input.") var file: String = "-"
+    @Option(help: "Set the supplementary provider for this element kind instead (e.g. header).") var elementKind: String?
+    func run() throws {
+        guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): expected {\"rules\": [...]}") }
+        members["dataSource"] = .string(dataSource)
+        if let elementKind { members["elementKind"] = .string(elementKind) }
+        try connection.run(request(elementKind == nil ? "setCellProvider" : "setSupplementaryProvider", members)) {
+            print("\(Output.cell($0["rules"])) rules set")
+        }
+    }
+}
+
+/// Prints cells from dequeue, setState and cellUpdated.
+func renderCells(_ cells: [JSONValue]) {
+    Output.table(
+        ["CELL", "AT", "ITEM", "REGISTRATION", "REUSED", "TYPE", "TEXT", "SECONDARY", "STATE"],
+        cells.map { cell in
+            [cell["cell"], cell["indexPath"], cell["item"] ?? cell["section"], cell["registration"]].map { Output.cell($0) }
+                + [cell["reused"] == true ? "yes" : "no", Output.cell(cell["content"]?["type"]), Output.cell(cell["content"]?["text"]),
+                   Output.cell(cell["content"]?["secondaryText"]), Output.cell(cell["state"])]
+        })
+    for cell in cells {
+        for warning in cell["warnings"]?.arrayValue ?? [] { Output.error("warning: \(Output.cell(warning["code"])): \(Output.cell(warning["message"]))") }
+        if let error = cell["error"] { Output.error("\(Output.cell(cell["cell"])): \(Output.cell(error["code"])): \(Output.cell(error["message"]))") }
+    }
+}
+
+/// `section:item` → `[section, item]`.
+func indexPath(_ text: String) throws -> JSONValue {
+    let parts = text.split(separator: ":")
+    guard parts.count == 2, let section = Int(parts[0]), let item = Int(parts[1]) else { throw ValidationError("\(text): expected section:item") }
+    return [.int(section), .int(item)]
+}
+
+struct Dequeue: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Dequeue configured cells for index paths (section:item) of a view; --attach makes a view on this connection first.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The view.") var view: String
+    @Argument(help: "Index paths as section:item.") var indexPaths: [String]
+    @Option(help: "Attach a view of this name to this data source first (it lives as long as this command).") var attach: String?
+    @Option(help: "The view's data source, when several have a view of that name.") var dataSource: String?
+    func run() throws {
+        let line = try connection.open()
+        func send(_ value: JSONValue) throws -> JSONValue { try connection.send(value, on: line) }
+        if let attach { _ = try send(request("attach", ["dataSource": .string(attach), "view": .string(view)])) }
+        var members: [String: JSONValue] = ["view": .string(view), "indexPaths": .array(try indexPaths.map(indexPath))]
+        if let dataSource { members["dataSource"] = .string(dataSource) }
+        let result = try send(request("dequeue", members))
+        if !connection.json { renderCells(result["cells"]?.arrayValue ?? []) }
+    }
+}
+
+struct EndDisplaying: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Return cells of a view to their reuse pools.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The view.") var view: String
+    @Argument(help: "Cell identifiers.") var cells: [String]
+    @Option(help: "The view's data source, when several have a view of that name.") var dataSource: String?
+    func run() throws {
+        var members: [String: JSONValue] = ["view": .string(view), "cells": .array(cells.map { .string($0) })]
+        if let dataSource { members["dataSource"] = .string(dataSource) }
+        try connection.run(request("endDisplaying", members)) { print("released \(Output.cell($0["released"]))") }
+    }
+}
+
+struct SetState: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change a displayed cell's state: `listctl set-state VIEW --item consult-1 selected=true isFavorite=1`.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The view.") var view: String
+    @Option(help: "The cell.") var cell: String?
+    @Option(help: "The item whose displayed cell changes.") var item: String?
+    @Option(help: "The view's data source, when several have a view of that name.") var dataSource: String?
+    @Argument(help: "State as name=value (values are JSON, e.g. selected=true).") var state: [String]
+    func run() throws {
+        var changes: [String: JSONValue] = [:]
+        for entry in state {
+            guard let equals = entry.firstIndex(of: "=") else { throw ValidationError("\(entry): expected name=value") }
+            let text = String(entry[entry.index(after: equals)...])
+            changes[String(entry[..<equals])] = (try? JSONParser.parse(text)) ?? .string(text)
+        }
+        var members: [String: JSONValue] = ["view": .string(view), "state": .object(changes)]
+        if let cell { members["cell"] = .string(cell) }
+        if let item { members["item"] = .string(item) }
+        if let dataSource { members["dataSource"] = .string(dataSource) }
+        try connection.run(request("setState", members)) { result in renderCells(result["cell"].map { [$0] } ?? []) }
+    }
+}

@@ -1,0 +1,143 @@
+import ArgumentParser
+import DiffableCore
+import ListClient
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Data sources
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the data sources.")
+    @OptionGroup var connection: Connection
+    func run() throws {
+        try connection.run(request("listDataSources", [:])) { result in
+            Output.table(
+                ["DATA SOURCE", "VERSION", "SECTIONS", "ITEMS", "VIEWS"],
+                (result["dataSources"]?.arrayValue ?? []).map {
+                    [$0["name"], $0["version"], $0["sections"], $0["items"], $0["views"]].map { Output.cell($0) }
+                })
+        }
+    }
+}
+
+struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create an empty data source.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    func run() throws { try connection.run(request("createDataSource", ["dataSource": .string(dataSource)])) }
+}
+
+struct Drop: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a data source.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    func run() throws { try connection.run(request("dropDataSource", ["dataSource": .string(dataSource)])) }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a data source's snapshot (or part of one section).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Option(help: "Only this section.") var section: String?
+    @Option(help: "With --section: the first item.") var offset: Int?
+    @Option(help: "With --section: at most this many items.") var limit: Int?
+    func run() throws {
+        var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
+        if let section { members["section"] = .string(section) }
+        if let offset { members["offset"] = .int(offset) }
+        if let limit { members["limit"] = .int(limit) }
+        try connection.run(request("snapshot", members)) { result in
+            print("\(dataSource) at version \(result["version"]?.intValue ?? 0)")
+            Output.snapshot(result["sections"] ?? [], firstItem: offset ?? 0)
+        }
+    }
+}
+
+struct Outline: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a section as an outline (its section snapshot).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The section.") var section: String
+    func run() throws {
+        try connection.run(request("sectionSnapshot", ["dataSource": .string(dataSource), "section": .string(section)])) { result in
+            Output.outline(result["items"] ?? [], depth: 0)
+        }
+    }
+}
+
+// MARK: Queries
+
+struct ItemInfo: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "item", abstract: "Show an item: payload, position, section.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The item.") var item: String
+    func run() throws {
+        try connection.run(request("item", ["dataSource": .string(dataSource), "item": .string(item)])) { result in
+            print("\(item) in \(result["section"]?.stringValue ?? "") at \(Output.cell(result["indexPath"]))")
+            print(Output.describe(result["data"] ?? .null))
+        }
+    }
+}
+
+struct IndexPathOf: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "index-path", abstract: "The index path of an item.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The item.") var item: String
+    func run() throws {
+        try connection.run(request("indexPath", ["dataSource": .string(dataSource), "item": .string(item)])) { print(Output.cell($0["indexPath"])) }
+    }
+}
+
+struct ItemAt: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "item-at", abstract: "The item at an index path.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The section's index.") var section: Int
+    @Argument(help: "The item's index.") var item: Int
+    func run() throws {
+        let members: [String: JSONValue] = ["dataSource": .string(dataSource), "indexPath": [.int(section), .int(item)]]
+        try connection.run(request("itemIdentifier", members)) { print($0["item"]?.stringValue ?? "") }
+    }
+}
+
+struct SectionAt: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "section-at", abstract: "The section at an index.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The index.") var index: Int
+    func run() throws {
+        try connection.run(request("sectionIdentifier", ["dataSource": .string(dataSource), "index": .int(index)])) { print($0["section"]?.stringValue ?? "") }
+    }
+}
+
+struct IndexOf: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "index", abstract: "The index of a section.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The section.") var section: String
+    func run() throws {
+        try connection.run(request("index", ["dataSource": .string(dataSource), "section": .string(section)])) { print(Output.cell($0["index"])) }
+    }
+}
+
+struct Count: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Count the sections and items (or one section's items).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Option(help: "Only this section's items.") var section: String?
+    func run() throws {
+        if let section {
+            try connection.run(request("numberOfItems", ["dataSource": .string(dataSource), "section": .string(section)])) {
+                print(Output.cell($0["count"]))
+            }
+            return
+        }
+        try connection.run(request("numberOfSections", ["dataSource": .string(dataSource)])) { print("sections \(Output.cell($0["count"]))") }
+        try connection.run(request("numberOfItems", ["dataSource": .string(dataSource)])) { print("items \(Output.cell($0["count"]))") }
+    }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import DiffableCore
+import ListClient
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Watching and raw calls
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Attach as a view and print change events as they come; when listd goes away, reconnect and resume.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Option(help: "The view's name.") var view: String?
+    @Option(help: "Cut lines to this many columns (default: the terminal's width when printing to one; 0: never).")
+    var width: Int?
+    @Option(help: "How long to keep trying to reconnect when listd goes away, in seconds (0: exit at once).")
+    var reconnectSeconds: Double = 30
+
+    func validate() throws {
+        if let width, width < 0 { throw ValidationError("--width must not be negative") }
+        if reconnectSeconds < 0 { throw ValidationError("--reconnect-seconds must not be negative") }
+    }
+
+    /// The formatter for the width now: `--width`, else the terminal's (read again per event: the pane
+    /// may have been resized).
+    var output: WatchOutput { WatchOutput(width: width.map { $0 == 0 ? nil : $0 } ?? WatchOutput.terminalWidth()) }
+
+    /// What the watch follows: the view's name, and the incarnation and version it has seen.
+    struct Position {
+        var view: String?
+        var incarnation: String?
+        var version = 0
+    }
+
+    func run() throws {
+        var line = try connection.open()
+        var position = Position(view: view)
+        let result = try connection.send(request("attach", attachMembers(position, resume: false)), on: line)
+        attached(result, &position)
+        if !connection.json {
+            Output.line(output.fit("watching \(dataSource) as \(position.view ?? "") from version \(position.version)"))
+        }
+        while true {
+            let event: JSONValue? = try? line.readJSON(timeout: .seconds(365 * 24 * 3600))
+            if let event {
+                if connection.json {
+                    Output.line(String(decoding: event.jsonBytes, as: UTF8.self))
+                } else {
+                    for text in output.lines(for: event) { Output.line(text) }
+                }
+                let name = event["event"]?.stringValue
+                if name == "changes" || name == "layoutChanged", let version = event["version"]?.intValue { position.version = version }
+                if name == "overflow" || name == "dropped" || (name == "shutdown" && reconnectSeconds == 0) { return }
+                if name != "shutdown" { continue }
+            } else if reconnectSeconds == 0 {
+                if !connection.json { Output.line("listd closed the connection") }
+                return
+            }
+            line = try reconnect(&position)
+        }
+    }
+
+    private func attachMembers(_ position: Position, resume: Bool) -> [String: JSONValue] {
+        var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
+        if let view = position.view { members["view"] = .string(view) }
+        if resume, let incarnation = position.incarnation {
+            members["fromVersion"] = .int(position.version)
+            members["incarnation"] = .string(incarnation)
+        }
+        return members
+    }
+
+    private func attached(_ result: JSONValue, _ position: inout Position) {
+        position.view = result["view"]?.stringValue ?? position.view
+        position.incarnation = result["incarnation"]?.stringValue
+        if result["resumed"] != true { position.version = result["version"]?.intValue ?? 0 }
+    }
+
+    /// Connects and attaches again, resuming from the last version printed: tries with a growing pause
+    /// (0.1 s doubling to 2 s) for `--reconnect-seconds`; exit status 1 when it gives up.
+    private func reconnect(_ position: inout Position) throws -> LineConnection {
+        if !connection.json { Output.line(output.fit("listd went away; reconnecting…")) }
+        let deadline = ContinuousClock.now + .milliseconds(Int(reconnectSeconds * 1_000))
+        var pause = Duration.milliseconds(100)
+        while true {
+            if let line = try? LineConnection(path: connection.socketPath),
+                let received = try? line.requestLine(request("attach", attachMembers(position, resume: true))),
+                received.reply["ok"] == true, let result = received.reply["result"]
+            {
+                if connection.json { Output.line(bytes: received.line) }
+                let resumed = result["resumed"] == true
+                attached(result, &position)
+                if !connection.json {
+                    Output.line(
+                        output.fit(
+                            resumed
+                                ? "reconnected; resuming after version \(position.version)"
+                                : "reconnected; could not resume, watching again from version \(position.version)"))
+                }
+                return line
+            }
+            guard ContinuousClock.now + pause <= deadline else {
+                Output.error("listctl: lost the connection to listd")
+                throw ExitCode(1)
+            }
+            usleep(UInt32(pause / .microseconds(1)))
+            pause = min(pause * 2, .seconds(2))
+        }
+    }
+}
