@@ -95,7 +95,7 @@ extension CommandRouter {
                             writeSection(snapshot, at: snapshot.index(ofSection: section)!, range: range, to: &writer)
                             writer.endArray()
                         } else {
-                            writeSections(snapshot, to: &writer)
+                            writer.sections(of: snapshot)
                         }
                     }
                 }
@@ -118,7 +118,7 @@ extension CommandRouter {
                         writer.key("version")
                         writer.int(version)
                         writer.key("items")
-                        writeOutline(outline, to: &writer)
+                        writer.outline(outline)
                     }
                 }
             },
@@ -249,13 +249,6 @@ extension CommandRouter {
         }
     }
 
-    /// `[{id, data?, items}, …]` for every section.
-    static func writeSections(_ snapshot: Snapshot, to writer: inout JSONWriter) {
-        writer.beginArray()
-        for index in 0..<snapshot.numberOfSections { writeSection(snapshot, at: index, range: nil, to: &writer) }
-        writer.endArray()
-    }
-
     private static func writeSection(_ snapshot: Snapshot, at index: Int, range: Range<Int>?, to writer: inout JSONWriter) {
         let section = snapshot.section(at: index)!
         writer.beginObject()
@@ -276,33 +269,5 @@ extension CommandRouter {
         }
         writer.endArray()
         writer.endObject()
-    }
-
-    /// `[{id, data?, expanded?, children?}, …]`, depth-first.
-    static func writeOutline(_ outline: SectionSnapshot, to writer: inout JSONWriter) {
-        func write(_ ids: [String]) {
-            writer.beginArray()
-            for id in ids {
-                writer.beginObject()
-                writer.key("id")
-                writer.string(id)
-                if let data = outline.data(of: id), !data.isNull {
-                    writer.key("data")
-                    writer.value(data)
-                }
-                if (try? outline.isExpanded(id)) == true {
-                    writer.key("expanded")
-                    writer.bool(true)
-                }
-                let children = (try? outline.children(of: id)) ?? []
-                if !children.isEmpty {
-                    writer.key("children")
-                    write(children)
-                }
-                writer.endObject()
-            }
-            writer.endArray()
-        }
-        write(outline.rootItems.map(\.id))
     }
 }

@@ -51,7 +51,7 @@ extension CommandRouter {
                         writer.bool(missed != nil)
                         if missed == nil {
                             writer.key("sections")
-                            writeSections(snapshot, to: &writer)
+                            writer.sections(of: snapshot)
                         }
                     }
                     if let missed, !missed.isEmpty {

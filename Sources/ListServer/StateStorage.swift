@@ -13,13 +13,11 @@ final class StateStorage: @unchecked Sendable {
     let store: SQLiteStore
     /// `"loaded 3 data sources (1200 items), 2 registrations from DIR in 14 ms"`.
     let summary: String
-    let loadMilliseconds: Int
 
-    private init(directory: StateDirectory, store: SQLiteStore, summary: String, loadMilliseconds: Int) {
+    private init(directory: StateDirectory, store: SQLiteStore, summary: String) {
         self.directory = directory
         self.store = store
         self.summary = summary
-        self.loadMilliseconds = loadMilliseconds
     }
 
     /// Locks the directory, opens the database and reads everything in it; `nil` when ephemeral.
@@ -36,6 +34,6 @@ final class StateStorage: @unchecked Sendable {
         let count = loaded.dataSources.count
         let summary =
             "loaded \(count) data source\(count == 1 ? "" : "s") and \(loaded.registrations.count) registration\(loaded.registrations.count == 1 ? "" : "s") from \(path) in \(milliseconds) ms"
-        return (StateStorage(directory: directory, store: store, summary: summary, loadMilliseconds: milliseconds), loaded)
+        return (StateStorage(directory: directory, store: store, summary: summary), loaded)
     }
 }

@@ -40,7 +40,7 @@ public enum StateCoding {
         case .replaceSnapshot(let snapshot, let reloadData):
             command("apply", &writer)
             writer.key("sections")
-            writeSections(of: snapshot, to: &writer)
+            writer.sections(of: snapshot)
             if reloadData {
                 writer.key("reloadData")
                 writer.bool(true)
@@ -50,7 +50,7 @@ public enum StateCoding {
             writer.key("section")
             writer.string(section)
             writer.key("items")
-            writeOutline(outline, to: &writer)
+            writer.outline(outline)
         case .setExpansion(let section, let items, let expanded):
             command(expanded ? "expand" : "collapse", &writer)
             writer.key("section")
@@ -211,7 +211,7 @@ public enum StateCoding {
             writer.beginObject()
             for section in content.outlines.keys.sorted() {
                 writer.key(section)
-                writeOutline(content.outlines[section]!, to: &writer)
+                writer.outline(content.outlines[section]!)
             }
             writer.endObject()
         }
@@ -275,27 +275,6 @@ public enum StateCoding {
 
     // MARK: Pieces
 
-    /// `[{id, data?, items: [...]}, …]`.
-    static func writeSections(of snapshot: Snapshot, to writer: inout JSONWriter) {
-        writer.beginArray()
-        for index in 0..<snapshot.numberOfSections {
-            let section = snapshot.section(at: index)!
-            writer.beginObject()
-            writer.key("id")
-            writer.string(section.id)
-            if !section.data.isNull {
-                writer.key("data")
-                writer.value(section.data)
-            }
-            writer.key("items")
-            writer.beginArray()
-            for item in (try? snapshot.items(inSection: section.id)) ?? [] { writer.identified(item.id, data: item.data) }
-            writer.endArray()
-            writer.endObject()
-        }
-        writer.endArray()
-    }
-
     /// A checkpoint's sections: `[{id, data?, items: [id, …], payloads?: [data or null, …]}, …]`. Items as
     /// plain identifiers with their payloads beside them (only when some item has one) read back several
     /// times faster than `{id, data}` objects, and a checkpoint is the largest thing listd reads.
@@ -344,34 +323,6 @@ public enum StateCoding {
             sections.append((Section(try string(members["id"], "sections[\(index)].id"), data: members["data"] ?? .null), items))
         }
         return sections
-    }
-
-    /// `[{id, data?, expanded?, children?}, …]`, depth-first (what `applySectionSnapshot` takes).
-    static func writeOutline(_ outline: SectionSnapshot, to writer: inout JSONWriter) {
-        func write(_ ids: [String], _ writer: inout JSONWriter) {
-            writer.beginArray()
-            for id in ids {
-                writer.beginObject()
-                writer.key("id")
-                writer.string(id)
-                if let data = outline.data(of: id), !data.isNull {
-                    writer.key("data")
-                    writer.value(data)
-                }
-                if (try? outline.isExpanded(id)) == true {
-                    writer.key("expanded")
-                    writer.bool(true)
-                }
-                let children = (try? outline.children(of: id)) ?? []
-                if !children.isEmpty {
-                    writer.key("children")
-                    write(children, &writer)
-                }
-                writer.endObject()
-            }
-            writer.endArray()
-        }
-        write(outline.rootItems.map(\.id), &writer)
     }
 
     /// `{"rules": [{section?, match?: {field, equals}, registration}], "default"?}`.

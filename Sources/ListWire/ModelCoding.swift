@@ -230,6 +230,56 @@ extension JSONWriter {
         }
     }
 
+    /// `[{id, data?, items: [item, …]}, …]`: every section with its items (`snapshot`, `attach`, `apply`).
+    public mutating func sections(of snapshot: Snapshot) {
+        beginArray()
+        for index in 0..<snapshot.numberOfSections {
+            let section = snapshot.section(at: index)!
+            beginObject()
+            key("id")
+            string(section.id)
+            if !section.data.isNull {
+                key("data")
+                value(section.data)
+            }
+            key("items")
+            beginArray()
+            for item in (try? snapshot.items(inSection: section.id)) ?? [] { identified(item.id, data: item.data) }
+            endArray()
+            endObject()
+        }
+        endArray()
+    }
+
+    /// `[{id, data?, expanded?, children?}, …]`, depth-first: an outline as `applySectionSnapshot` takes
+    /// it and `sectionSnapshot` returns it.
+    public mutating func outline(_ outline: SectionSnapshot) {
+        func write(_ ids: [String], _ writer: inout JSONWriter) {
+            writer.beginArray()
+            for id in ids {
+                writer.beginObject()
+                writer.key("id")
+                writer.string(id)
+                if let data = outline.data(of: id), !data.isNull {
+                    writer.key("data")
+                    writer.value(data)
+                }
+                if (try? outline.isExpanded(id)) == true {
+                    writer.key("expanded")
+                    writer.bool(true)
+                }
+                let children = (try? outline.children(of: id)) ?? []
+                if !children.isEmpty {
+                    writer.key("children")
+                    write(children, &writer)
+                }
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        write(outline.rootItems.map(\.id), &self)
+    }
+
     /// `{"stages": [...]}` in the protocol's shape: identifiers and positions only; empty lists left out.
     /// With `reloadData`, `{"reloadData": true, "stages": []}`.
     public mutating func changes(_ changes: StagedChanges, reloadData: Bool = false) {

@@ -67,6 +67,8 @@ struct DurabilityTests {
             #expect(try daemon.stop() == 0)
         }
         let daemon = try state.start()
+        // Loaded before READY=1, and STATUS= says so.
+        #expect(daemon.notify.messages.joined().contains("loaded 1 data source and 2 registrations from \(state.path)"), "\(daemon.notify.messages)")
         let connection = try daemon.connect()
         #expect(try connection.request(["cmd": "attach", "dataSource": "tasks", "view": "v"])["ok"] == true)
         let after = try queries.map { try connection.request($0)["result"] ?? .null }
@@ -91,12 +93,13 @@ struct DurabilityTests {
 
     /// Ten writers (five single appends, five 20-operation batches) while listd is killed with SIGKILL,
     /// three times over: every acknowledged write is there after the restart, and every batch is all or nothing.
-    @Test func killNineLosesNoAcknowledgedWrite() throws {
+    @Test(arguments: ["always", "periodic"])
+    func killNineLosesNoAcknowledgedWrite(sync: String) throws {
         let state = try StateDirectory()
         var acknowledged = Set<String>()
         var batches: [[String]] = []
         for round in 0..<3 {
-            let daemon = try state.start()
+            let daemon = try state.start(["--sync", sync])
             if round == 0 {
                 #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true)
             }

@@ -223,3 +223,15 @@ struct ConnectionHandlerTests {
         #expect(try view.finish())
     }
 }
+
+/// The router's list of mutating commands (they wait for durability and make reads wait) names real
+/// commands, among them every snapshot edit.
+@Suite("Mutating commands")
+struct MutatingCommandTests {
+    @Test func theListNamesRealCommands() {
+        let router = CommandRouter.shared
+        for name in CommandRouter.mutatingCommands { #expect(router.commands[name] != nil, "\(name)") }
+        for edit in editCommands { #expect(CommandRouter.mutatingCommands.contains(edit.name)) }
+        for name in ["attach", "snapshot", "dequeue", "backup", "stats"] { #expect(!CommandRouter.mutatingCommands.contains(name)) }
+    }
+}
