@@ -11,7 +11,7 @@ import ListWire
 /// (`--sync always`, a state directory under /tmp) in one run, with the ratios the goals are stated in:
 /// single-item appends over 50 connections (unpipelined and 16 in flight), the apply of a 100k-item
 /// snapshot, a start-up that loads 1,000,000 items with small payloads, and the size on disk.
-func durabilityBenchmark(ephemeralSocket: String) {
+func durabilityBenchmark(ephemeralSocket: String, appendsOnly: Bool = false) {
     let directory = "/tmp/listd-bench-state-\(getpid())"
     let durableSocket = "/tmp/listd-bench-durable-\(getpid()).sock"
     var durablePID = startListd(socket: durableSocket, storage: ["--state-directory", directory, "--sync", "always"])
@@ -20,9 +20,23 @@ func durabilityBenchmark(ephemeralSocket: String) {
     print("— appendItems, ephemeral against --sync always —")
     for (connections, pipeline, perConnection) in [(50, 1, 4_000), (50, 16, 8_000)] {
         let ephemeral = appendThroughput(socket: ephemeralSocket, connections: connections, pipeline: pipeline, perConnection: perConnection, tag: "e\(pipeline)")
+        let before = storageCounters(socket: durableSocket)
         let durable = appendThroughput(socket: durableSocket, connections: connections, pipeline: pipeline, perConnection: perConnection, tag: "d\(pipeline)")
+        let after = storageCounters(socket: durableSocket)
+        let groups = max(1, after.groups - before.groups)
+        let mutations = max(1, after.mutations - before.mutations)
+        print("  durable: \(groups) groups, \(fixed(Double(mutations) / Double(groups), 1)) mutations per group, "
+            + "\(fixed(Double(after.writeMilliseconds - before.writeMilliseconds) * 1_000 / Double(groups), 0)) µs per group write, "
+            + "\(fixed(Double(after.waitMilliseconds - before.waitMilliseconds) * 1_000 / Double(mutations), 0)) µs mean wait for durability")
         print("  durable/ephemeral at \(connections)×\(pipeline): \(Int(100 * durable.requestsPerSecond / ephemeral.requestsPerSecond)) % of the throughput, "
             + "durable p99 \(fixed(durable.p99 / 1_000, 2)) ms")
+    }
+
+    if appendsOnly {
+        kill(durablePID, SIGTERM)
+        var status: Int32 = 0
+        waitpid(durablePID, &status, 0)
+        return
     }
 
     let ephemeralApply = applyMilliseconds(socket: ephemeralSocket)
@@ -68,6 +82,13 @@ func durabilityBenchmark(ephemeralSocket: String) {
     }
     startups.sort()
     print("start-up loading 1,010,000 items (until the socket answers): median \(fixed(startups[1], 2)) s")
+}
+
+/// The durable listd's `stats.storage` counters.
+func storageCounters(socket: String) -> (groups: Int, mutations: Int, writeMilliseconds: Int, waitMilliseconds: Int) {
+    let storage = try! LineConnection(path: socket).request(["cmd": "stats"])["result"]?["storage"]
+    func counter(_ key: String) -> Int { storage?[key]?.intValue ?? 0 }
+    return (counter("groupsWritten"), counter("mutationsWritten"), counter("writeMilliseconds"), counter("waitMilliseconds"))
 }
 
 /// The median time of applying the second of two 100k-item snapshots (a diff with moves, inserts and

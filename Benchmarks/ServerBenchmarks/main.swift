@@ -76,6 +76,7 @@ func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
 func fixed(_ value: Double, _ decimals: Int) -> String {
     let scale = pow(10, Double(decimals))
     let scaled = Int((value * scale).rounded())
+    guard decimals > 0 else { return "\(scaled)" }
     let fraction = String(abs(scaled) % Int(scale))
     return "\(scaled / Int(scale))." + String(repeating: "0", count: decimals - fraction.count) + fraction
 }
@@ -558,6 +559,7 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
+if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
     print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")

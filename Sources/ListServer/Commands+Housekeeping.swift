@@ -204,10 +204,11 @@ extension CommandRouter {
                         if let pipeline = state.pipeline {
                             writer.key("storage")
                             writer.value([
-                                "groupsWritten": .int(pipeline.groupsWritten), "recordsWritten": .int(pipeline.recordsWritten),
+                                "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
+                                "recordsWritten": .int(pipeline.recordsWritten),
                                 "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
                                 "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
-                                "roundTripMilliseconds": .int(Int(pipeline.roundTripTime / .milliseconds(1))),
+                                "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
                             ])
                         }
                         writer.key("limits")

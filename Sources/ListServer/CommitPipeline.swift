@@ -7,44 +7,41 @@ import NIOPosix
 /// Durable commits with group commit.
 ///
 /// A mutation is applied to the in-memory state at once (so the next one is validated against it), and
-/// its records join the *open group*. The writer thread writes one group at a time as one transaction;
-/// the open group keeps filling while the previous one is written and is handed over the moment the
-/// writer is free (or at the end of the event loop's turn when it was idle). So the event loop never
-/// waits on the disk, the writer never waits for the event loop, and one fsync covers every mutation that
-/// arrived while the previous one ran. A mutation's reply and events go out once its group is durable.
+/// its records join the writer's *open group* (`GroupWriter`), which the writer thread takes and writes
+/// as one transaction whenever it is free. So one fsync covers every mutation that arrived while the
+/// previous one ran, the event loop never waits on the disk, and the writer never waits for the loop.
+/// A mutation's reply and events go out once its group is durable.
 ///
 /// A request that only reads must not see a change that is not durable yet (it could still be undone):
-/// it waits (`park`) until nothing is open or being written. While a read waits, new mutations wait
-/// behind it, so the groups drain and the read runs after at most two writes.
+/// it waits (`park`) until no mutation is in flight. While a read waits, new mutations wait behind it,
+/// so the groups drain and the read runs after at most two writes.
 ///
-/// When a write fails, the store rolls the transaction back; the writer reloads what that group and
-/// the open one touched, the state is restored to it, and every mutation of both groups fails with
+/// When a write fails, the store rolls the transaction back; the pipeline reloads what that group and
+/// the ones after it touched, the state is restored to it, and every one of those mutations fails with
 /// `storage-failed`.
 final class CommitPipeline {
     let store: Store
     private let loop: EventLoop
-    let writer: NIOThreadPool
-    /// Encodes checkpoints, so that the writer only writes them.
-    let encoder: NIOThreadPool
+    private(set) var writer: GroupWriter!
+    /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes.
+    let background: NIOThreadPool
     private let logger: Logger
     /// Log records kept for resuming, per data source, when a checkpoint trims the log.
     var retainVersions = 10_000
 
-    /// Being written by the writer thread.
-    private(set) var isWriting = false
     /// A failed write is being undone: every request waits.
     private var restoring = false
+    /// The mutations handed to the writer and not yet durable, oldest first (the writer writes them in
+    /// this order, so a report of `n` mutations is the first `n`).
+    private var inFlight: [Pending] = []
     /// The mutations being undone (they fail once the state is restored).
     private var undoing: [Pending] = []
-    private var open: [Pending] = []
-    /// The group the writer thread has.
-    private var writing: [Pending] = []
-    private var flushScheduled = false
     private var parked: [() -> Void] = []
     /// Set when a failed write could not be undone: writes fail until listd restarts.
     private(set) var brokenReason: String?
     private var wroteSinceSync = false
-    /// Per data source: the bytes logged since its last checkpoint, and that checkpoint's size.
+    /// Per data source: the operation bytes logged since its last checkpoint (what a start-up would
+    /// replay), and that checkpoint's size.
     private var logBytes: [String: Int] = [:]
     private var checkpointBytes: [String: Int] = [:]
     private var checkpointing: Set<String> = []
@@ -55,16 +52,17 @@ final class CommitPipeline {
     /// Counters for `stats`.
     private(set) var groupsWritten = 0
     private(set) var recordsWritten = 0
+    private(set) var mutationsWritten = 0
     private(set) var checkpointsWritten = 0
     private(set) var writeFailures = 0
-    /// Time the writer spent in transactions, and from handing a group over to hearing back.
+    /// Time the writer spent in transactions, and the time mutations waited to be durable (summed).
     private(set) var writeTime = Duration.zero
-    private(set) var roundTripTime = Duration.zero
+    private(set) var waitTime = Duration.zero
 
     struct Pending {
-        var records: [StoreRecord]
         var dataSources: Set<String>
         var registrations: Bool
+        var added: ContinuousClock.Instant
         var done: Deferred<WireError?>
     }
 
@@ -77,10 +75,10 @@ final class CommitPipeline {
         self.loop = loop
         self.logger = logger
         self.restore = restore
-        writer = NIOThreadPool(numberOfThreads: 1)
-        writer.start()
-        encoder = NIOThreadPool(numberOfThreads: 1)
-        encoder.start()
+        background = NIOThreadPool(numberOfThreads: 1)
+        background.start()
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        writer = GroupWriter(store: store, loop: loop) { report in bound.value.written(report) }
     }
 
     /// Starts the once-a-second sync of the `periodic` mode. On the event loop.
@@ -101,15 +99,15 @@ final class CommitPipeline {
     /// while requests wait before it, or while a failed write is being undone.
     func mustPark(mutation: Bool) -> Bool {
         if restoring || !parked.isEmpty { return true }
-        return !mutation && (isWriting || !open.isEmpty)
+        return !mutation && !inFlight.isEmpty
     }
 
-    /// Runs `body` once nothing is open or being written (in arrival order with the other waiting requests).
+    /// Runs `body` once no mutation is in flight (in arrival order with the other waiting requests).
     func park(_ body: @escaping () -> Void) {
         parked.append(body)
     }
 
-    /// Adds a committed mutation's records to the open group; `done` resolves with `nil` once they are
+    /// Hands a committed mutation's records to the writer; `done` resolves with `nil` once they are
     /// durable, or with the error that undid them.
     func add(_ records: [StoreRecord], dataSources: Set<String>, registrations: Bool) -> Deferred<WireError?> {
         let done = Deferred<WireError?>()
@@ -118,84 +116,60 @@ final class CommitPipeline {
             done.resolve(WireError(.storageFailed, brokenReason))
             return done
         }
-        open.append(Pending(records: records, dataSources: dataSources, registrations: registrations, done: done))
-        if !flushScheduled && !isWriting {
-            flushScheduled = true
-            let bound = NIOLoopBound(self, eventLoop: loop)
-            loop.execute { bound.value.flush() }
-        }
+        inFlight.append(Pending(dataSources: dataSources, registrations: registrations, added: .now, done: done))
+        for record in records { account(record) }
+        writer.add(records)
         return done
     }
 
-    /// Writes the open group.
-    private func flush() {
-        flushScheduled = false
-        guard !isWriting, !restoring, !open.isEmpty else { return }
-        writing = open
-        open = []
-        isWriting = true
-        let records = writing.flatMap(\.records)
-        let store = self.store
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        let handedOver = ContinuousClock.now
-        writer.runIfActive(eventLoop: loop) { () throws -> Duration in
-            let start = ContinuousClock.now
-            try store.write(records)
-            return ContinuousClock.now - start
-        }.whenComplete { result in
-            let pipeline = bound.value
-            if case .success(let writing) = result {
-                pipeline.writeTime += writing
-                pipeline.roundTripTime += ContinuousClock.now - handedOver
-            }
-            pipeline.written(result.map { _ in }, records: records)
-        }
-    }
-
-    /// On the event loop, once the writer is done with the group in `writing`.
-    private func written(_ result: Result<Void, Error>, records: [StoreRecord]) {
-        let group = writing
-        writing = []
-        isWriting = false
-        switch result {
-        case .success:
+    /// On the event loop, after the writer wrote (or failed to write) the oldest mutations in flight.
+    private func written(_ report: GroupWriter.Report) {
+        switch report.result {
+        case .success(let duration):
             groupsWritten += 1
-            recordsWritten += records.count
+            recordsWritten += report.records
+            mutationsWritten += report.mutations
+            writeTime += duration
             wroteSinceSync = true
-            for record in records { account(record) }
-            for pending in group { pending.done.resolve(nil) }
-            if !open.isEmpty {
-                flush()  // the writer goes straight on with what arrived meanwhile
-            } else {
-                runParked()
+            let now = ContinuousClock.now
+            let group = inFlight.prefix(report.mutations)
+            inFlight.removeFirst(report.mutations)
+            for pending in group {
+                waitTime += now - pending.added
+                pending.done.resolve(nil)
             }
+            if inFlight.isEmpty { runParked() }
             scheduleCheckpoints()
+            if report.needsMaintenance { maintain() }
         case .failure(let error):
             writeFailures += 1
-            undo([group, open], error: WireError(.storageFailed, "The change was not stored: \(error)"))
+            undo(error: WireError(.storageFailed, "The change was not stored: \(error)"))
         }
     }
 
-    /// After a failed write: reloads what the failed group and the open one touched from the store (on
-    /// the writer thread), restores the state to it, fails every mutation of both groups, then runs what
-    /// waited. Requests wait meanwhile.
-    private func undo(_ groups: [[Pending]], error: WireError) {
+    /// After a failed write (the writer takes no group meanwhile): reloads what the failed group and
+    /// every later mutation touched from the store (on the writer thread), restores the state to it,
+    /// fails all of them, then lets the writer and the waiting requests go on. Requests wait meanwhile.
+    private func undo(error: WireError) {
         restoring = true
-        open = []
-        let pending = groups.flatMap { $0 }
+        writer.discardOpen()
+        let pending = inFlight
         undoing = pending
+        inFlight = []
         let touched = pending.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
         let registrations = pending.contains { $0.registrations }
+        for name in touched { logBytes[name] = nil }  // unknown until a checkpoint; scheduled again below
         logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
-        writer.runIfActive(eventLoop: loop) { () throws -> StoredState in
+        writer.perform { () throws -> StoredState in
             try store.load(dataSources: touched, registrations: registrations)
         }.whenComplete { result in
             let pipeline = bound.value
             switch result {
             case .success(let stored):
                 pipeline.restore(stored, touched, registrations)
+                pipeline.loaded(stored)
             case .failure(let reloadError):
                 pipeline.brokenReason = "A write failed (\(error.message)) and reloading the state failed too (\(reloadError)); restart listd."
                 pipeline.logger.critical("cannot undo a failed write", metadata: ["error": "\(reloadError)"])
@@ -204,6 +178,7 @@ final class CommitPipeline {
             let undone = pipeline.undoing
             pipeline.undoing = []
             for entry in undone { entry.done.resolve(error) }
+            pipeline.writer.resume()
             pipeline.runParked()
         }
     }
@@ -230,15 +205,17 @@ final class CommitPipeline {
             checkpointBytes[name] = nil
             logBytes[name] = nil
         case .change(let name, _, _, _):
-            logBytes[name, default: 0] += record.logBytes
+            logBytes[name, default: 0] += record.replayBytes
         default:
             break
         }
     }
 
-    /// Checkpoints every data source whose log since its checkpoint has grown past half the checkpoint's
-    /// size (at least 1 MiB): start-up replays at most that much, and the log stays a fraction of the
-    /// state. The content is captured now and encoded and written on the writer thread.
+    /// Checkpoints every data source whose operations logged since its checkpoint have grown past half
+    /// the checkpoint's size (at least 1 MiB): start-up replays at most that much, and the checkpoints
+    /// written stay a fraction of what is logged. The content is captured now (with the mutations still
+    /// in flight: the store skips a checkpoint that would run ahead of its log, and the next group
+    /// schedules it again), encoded on the background thread and written by the writer between two groups.
     private func scheduleCheckpoints() {
         for (name, bytes) in logBytes where bytes >= max(1 << 20, (checkpointBytes[name] ?? 0) / 2) && !checkpointing.contains(name) {
             guard let dataSource = model.dataSources[name] else { continue }
@@ -249,13 +226,13 @@ final class CommitPipeline {
             let retain = retainVersions
             let covered = bytes
             let bound = NIOLoopBound(self, eventLoop: loop)
-            let writer = self.writer
-            let loop = self.loop
-            // Encoded on its own thread (a large data source takes a while), written by the writer
-            // between two groups.
-            encoder.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
-                writer.runIfActive(eventLoop: loop) { () throws -> Int? in
-                    try store.checkpoint(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded, retainVersions: retain)
+            let writer = self.writer!
+            background.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
+                let checkpoint = CheckpointBox(
+                    CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded, retainVersions: retain))
+                return writer.performInSteps { () throws -> CheckpointProgress? in
+                    let progress = try store.writeCheckpoint(&checkpoint.write)
+                    return progress == .partial ? nil : progress
                 }
             }.whenComplete { result in
                 bound.value.checkpointed(name, incarnation: incarnation, covered: covered, result)
@@ -263,12 +240,18 @@ final class CommitPipeline {
         }
     }
 
-    private func checkpointed(_ name: String, incarnation: String, covered: Int, _ result: Result<Int?, Error>) {
+    /// A checkpoint carried from one step of its write to the next (only the writer thread touches it).
+    private final class CheckpointBox: @unchecked Sendable {
+        var write: CheckpointWrite
+        init(_ write: CheckpointWrite) { self.write = write }
+    }
+
+    private func checkpointed(_ name: String, incarnation: String, covered: Int, _ result: Result<CheckpointProgress, Error>) {
         checkpointing.remove(name)
         switch result {
-        case .success(nil):
+        case .success(.skipped), .success(.partial):
             break  // not applicable any more (dropped, or a failed write made the content run ahead)
-        case .success(let size?):
+        case .success(.done(let size)):
             checkpointsWritten += 1
             if model.dataSources[name]?.incarnation == incarnation {
                 checkpointBytes[name] = size
@@ -279,12 +262,28 @@ final class CommitPipeline {
         }
     }
 
+    private var maintaining = false
+
+    /// Runs the store's upkeep on the background thread (one at a time).
+    private func maintain() {
+        guard !maintaining else { return }
+        maintaining = true
+        let store = self.store
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        background.runIfActive(eventLoop: loop) { () throws in try store.maintain() }.whenComplete { result in
+            bound.value.maintaining = false
+            if case .failure(let error) = result {
+                bound.value.logger.warning("storage upkeep failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     private func syncIfNeeded() {
         guard wroteSinceSync else { return }
         wroteSinceSync = false
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
-        writer.runIfActive(eventLoop: loop) { () throws in try store.sync() }.whenFailure { error in
+        writer.perform { () throws in try store.sync() }.whenFailure { error in
             bound.value.wroteSinceSync = true
             bound.value.logger.error("periodic sync failed", metadata: ["error": "\(error)"])
         }
@@ -294,17 +293,17 @@ final class CommitPipeline {
     func backup(_ done: @escaping (Result<[UInt8], Error>) -> Void) {
         let store = self.store
         let bound = NIOLoopBound(done, eventLoop: loop)
-        writer.runIfActive(eventLoop: loop) { () throws -> [UInt8] in try store.backup() }.whenComplete { bound.value($0) }
+        writer.perform { () throws -> [UInt8] in try store.backup() }.whenComplete { bound.value($0) }
     }
 
-    /// Whether nothing is open or being written (the server waits for this before it stops).
-    var isIdle: Bool { !isWriting && open.isEmpty && !restoring }
+    /// Whether no mutation is in flight (the server waits for this before it stops).
+    var isIdle: Bool { inFlight.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
-    static func close(writer: NIOThreadPool, encoder: NIOThreadPool, store: Store) async {
-        try? await encoder.shutdownGracefully()
-        _ = try? await writer.runIfActive { try store.sync() }
-        try? await writer.shutdownGracefully()
+    static func close(writer: GroupWriter, background: NIOThreadPool, store: Store) async {
+        try? await background.shutdownGracefully()
+        _ = try? await writer.perform { try store.sync() }.get()
+        await writer.shutdown()
         store.close()
     }
 }

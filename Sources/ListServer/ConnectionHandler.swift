@@ -143,9 +143,28 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         guard delivered > 0 else { return }
         replies.removeFirst(delivered)
-        writePending(context: context)
-        context.flush()
-        if isIdle && closeWhenIdle { closeAfterFlush(context: context) }
+        if isIdle && closeWhenIdle {
+            closeAfterFlush(context: context)
+        } else {
+            flushLater(context: context)
+        }
+    }
+
+    private var flushScheduled = false
+
+    /// Writes and flushes the replies at the end of this turn of the event loop: when a written group
+    /// makes many of this connection's replies ready one after the other, they leave in one write.
+    private func flushLater(context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let handler = bound.value
+            handler.flushScheduled = false
+            guard let context = handler.context else { return }
+            handler.writePending(context: context)
+            context.flush()
+        }
     }
 
     private func deliver(_ outcome: CommandOutcome, context: ChannelHandlerContext) {

@@ -226,8 +226,8 @@ public final class ListServer: Sendable {
         while (try? await channel.eventLoop.submit { state.value.pipeline?.isIdle ?? true }.get()) == false {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        if let (writer, encoder, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.encoder, $0.store) } }).get() {
-            await CommitPipeline.close(writer: writer, encoder: encoder, store: store)
+        if let (writer, background, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.background, $0.store) } }).get() {
+            await CommitPipeline.close(writer: writer!, background: background, store: store)
         }
         // Plugins last: the views drained above may still have needed them.
         let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000

@@ -6,8 +6,9 @@ import DiffableCore
 ///
 /// The server keeps its state in memory and writes it here; it reads a store only at start-up and to
 /// undo a group of changes whose write failed. Every method is called from one thread at a time (the
-/// server's writer thread, or start-up before it runs). Implementations: `SQLiteStore` (the embedded
-/// default, in ListStoreSQLite) and `MemoryStore` (tests). A shared PostgreSQL store plugs in here.
+/// server's writer thread, or start-up before it runs), except `maintain`, which runs on another
+/// thread concurrently with them. Implementation: `SQLiteStore` (the embedded default, in
+/// ListStoreSQLite). A shared PostgreSQL store plugs in here.
 public protocol Store: AnyObject, Sendable {
     /// Everything stored: registrations in creation order, every data source's last checkpoint and the
     /// log records after it.
@@ -18,26 +19,84 @@ public protocol Store: AnyObject, Sendable {
     /// Writes the records as one transaction: all of them or, when it throws, none. Returns once the
     /// transaction is as durable as the store's sync mode promises.
     func write(_ records: [StoreRecord]) throws(StorageError)
-    /// Stores `encoded` (a `StateCoding`-encoded content at `version`) as the data source's checkpoint
-    /// and drops log records the checkpoint makes unnecessary, keeping `retainVersions` for resuming.
-    /// Returns the checkpoint's size, or `nil` when it does not apply: another incarnation is stored,
-    /// or the content is not newer than the stored checkpoint, or it is ahead of what the log holds (it
+    /// Writes the next part of a checkpoint: the data source's content, replacing its previous
+    /// checkpoint, after which log records the checkpoint makes unnecessary are dropped (keeping
+    /// `retainVersions` for resuming). A large checkpoint is written in parts of about
+    /// `CheckpointWrite.partBytes`, so that no single call holds the writer thread for long: `.partial`
+    /// means call again (other writes may come between); `.done` gives the checkpoint's size once it
+    /// replaced the previous one. `.skipped` when it does not apply: another incarnation is stored, or
+    /// the content is not newer than the stored checkpoint, or it is ahead of what the log holds (it
     /// includes changes whose write failed). Encoding is left to the caller so that it can happen off
     /// the writer thread.
-    func checkpoint(dataSource name: String, incarnation: String, version: Int, encoded: [UInt8], retainVersions: Int) throws(StorageError) -> Int?
+    func writeCheckpoint(_ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress
     /// A consistent copy of everything stored, as a file a store can be opened from (a backup).
     func backup() throws(StorageError) -> [UInt8]
     /// Makes everything written so far durable (the `periodic` sync mode calls it about once a second).
     func sync() throws(StorageError)
+    /// Whether `maintain` has work to do; the writer thread asks after each write.
+    var needsMaintenance: Bool { get }
+    /// Upkeep that runs on another thread than the writer's, concurrently with `write` (the SQLite store
+    /// copies its write-ahead log into the database file here, so that no write waits for that copy).
+    func maintain() throws(StorageError)
+    /// Upkeep for the writer's thread when no write waits (the SQLite store finishes copying its
+    /// write-ahead log here, so that the log starts over).
+    func idle()
     /// Releases files and locks.
     func close()
 }
 
 extension Store {
-    /// Encodes `content` and stores it as the data source's checkpoint (see the primitive above).
+    public var needsMaintenance: Bool { false }
+    public func maintain() throws(StorageError) {}
+    public func idle() {}
+
+    /// Encodes `content` and writes it as the data source's checkpoint, all parts at once; its size, or
+    /// `nil` when it does not apply (see `writeCheckpoint`).
     public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int? {
-        try checkpoint(dataSource: name, incarnation: incarnation, version: content.version, encoded: StateCoding.encode(content), retainVersions: retainVersions)
+        var write = CheckpointWrite(
+            dataSource: name, incarnation: incarnation, version: content.version, encoded: StateCoding.encode(content), retainVersions: retainVersions)
+        while true {
+            switch try writeCheckpoint(&write) {
+            case .partial: continue
+            case .done(let bytes): return bytes
+            case .skipped: return nil
+            }
+        }
     }
+}
+
+/// A checkpoint on its way into a store (see `Store.writeCheckpoint`).
+public struct CheckpointWrite: Sendable {
+    /// The size of the parts a large checkpoint is written in.
+    public static let partBytes = 256 << 10
+
+    public let dataSource: String
+    public let incarnation: String
+    /// The version of the content.
+    public let version: Int
+    /// The content, encoded by `StateCoding`.
+    public let encoded: [UInt8]
+    public let retainVersions: Int
+    /// How many bytes of `encoded` the store has written (the store's bookkeeping between parts).
+    public var written = 0
+
+    public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8], retainVersions: Int) {
+        self.dataSource = dataSource
+        self.incarnation = incarnation
+        self.version = version
+        self.encoded = encoded
+        self.retainVersions = retainVersions
+    }
+}
+
+/// How far `Store.writeCheckpoint` got.
+public enum CheckpointProgress: Equatable, Sendable {
+    /// A part was written; more remain.
+    case partial
+    /// The checkpoint replaced the previous one; its size in bytes.
+    case done(bytes: Int)
+    /// The checkpoint does not apply (and what was written of it is gone).
+    case skipped
 }
 
 /// One committed change as a store writes it. Operations and contents are encoded by `StateCoding`
@@ -52,10 +111,11 @@ public enum StoreRecord: Sendable {
     case register(name: String, registration: [UInt8])
     case unregister(name: String)
 
-    /// The bytes the record adds to its data source's log.
-    public var logBytes: Int {
+    /// The bytes a start-up would replay for this record until a checkpoint covers it (the operation;
+    /// the event line kept beside it is only read back for resuming views).
+    public var replayBytes: Int {
         switch self {
-        case .change(_, _, let operation, let changes): return operation.count + (changes?.count ?? 0)
+        case .change(_, _, let operation, _): return operation.count
         case .createDataSource(_, _, _, let content): return content.count
         default: return 0
         }

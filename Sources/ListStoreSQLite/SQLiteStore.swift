@@ -9,9 +9,12 @@ import ListStore
 
 /// The embedded store: one SQLite database in WAL mode.
 ///
-/// Tables (schema version 1):
-/// - `data_sources(id, name, incarnation, checkpoint_version, checkpoint)`: each data source's last
-///   checkpoint (its content as `StateCoding` JSON);
+/// Tables (schema version 2):
+/// - `data_sources(id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts)`: each data
+///   source's last checkpoint (its content as `StateCoding` JSON): in `checkpoint` when
+///   `checkpoint_parts` is 0, else in that many rows of `checkpoint_parts(source, version, position,
+///   bytes)` (a large checkpoint is written a part at a time between other writes; parts of a
+///   checkpoint that never completed are dropped by the next one);
 /// - `change_log(source, first_version, last_version, operations, changes)`: the committed operations
 ///   of a data source, one row per data source and written group (versions `first…last`, one JSON text
 ///   per line in `operations` and in `changes`: the event line views were sent, `null` when not kept). A row's operations are
@@ -31,19 +34,20 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     /// The schema this code writes.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     /// `PRAGMA application_id`: "LSTD", telling listd's databases from other SQLite files.
     static let applicationID = 0x4C53_5444
 
     public let path: String
-    private let connection: SQLiteConnection
-    private var sourceIDs: [String: Int] = [:]
+    let connection: SQLiteConnection
+    var sourceIDs: [String: Int] = [:]
     private let insertChange: SQLiteStatement
     private let insertSource: SQLiteStatement
     private let deleteSourceLog: SQLiteStatement
     private let deleteSource: SQLiteStatement
     private let insertRegistration: SQLiteStatement
     private let deleteRegistration: SQLiteStatement
+    private let maintenance: WALMaintenance
 
     /// Opens (or creates) the database at `path`. Refuses a file that is not listd's, is damaged where
     /// it is first read, or has a newer schema; never rewrites such a file.
@@ -61,8 +65,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             throw StorageError(
                 .newerSchema, "\(path) has schema version \(version), newer than this listd's \(Self.schemaVersion): run a newer listd.")
         }
-        // A new database frees the pages a checkpoint replaces (incremental vacuum after each checkpoint),
-        // so the file stays about the size of what it holds. Only takes effect before the first table.
+        // A new database can give back the pages replaced checkpoints left free (incremental vacuum when
+        // the store closes). Only takes effect before the first table.
         if tables == 0 { try connection.execute("PRAGMA auto_vacuum=INCREMENTAL") }
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute(sync == .always ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
@@ -76,6 +80,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         deleteSource = try connection.prepare("DELETE FROM data_sources WHERE id = ?")
         insertRegistration = try connection.prepare("INSERT INTO registrations(name, registration) VALUES (?, ?)")
         deleteRegistration = try connection.prepare("DELETE FROM registrations WHERE name = ?")
+        maintenance = try WALMaintenance(path: path, writer: connection)
         try reloadSourceIDs()
     }
 
@@ -105,6 +110,18 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                         name TEXT NOT NULL UNIQUE,
                         registration BLOB NOT NULL);
                     PRAGMA application_id = \(applicationID);
+                    """)
+            }
+            if version < 2 {
+                try connection.execute(
+                    """
+                    ALTER TABLE data_sources ADD COLUMN checkpoint_parts INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE checkpoint_parts(
+                        source INTEGER NOT NULL,
+                        version INTEGER NOT NULL,
+                        position INTEGER NOT NULL,
+                        bytes BLOB NOT NULL,
+                        PRIMARY KEY (source, version, position));
                     """)
             }
             try connection.execute("PRAGMA user_version = \(schemaVersion)")
@@ -139,19 +156,25 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try statement.query()
             while try statement.step() { state.registrations.append(try StateCoding.decodeRegistration(statement.blob(0) ?? [])) }
         }
-        let sources = try connection.prepare("SELECT id, name, incarnation, checkpoint_version, checkpoint FROM data_sources ORDER BY id")
+        let sources = try connection.prepare(
+            "SELECT id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts FROM data_sources ORDER BY id")
         let log = try connection.prepare(
-            "SELECT first_version, last_version, operations, changes FROM change_log WHERE source = ? ORDER BY first_version")
+            """
+            SELECT first_version, last_version, CASE WHEN last_version > ?2 THEN operations END, changes
+            FROM change_log WHERE source = ?1 ORDER BY first_version
+            """)
         try sources.query()
         while try sources.step() {
             let name = sources.text(1)
             if let names, !names.contains(name) { continue }
-            let checkpointBytes = sources.blob(4) ?? []
             let checkpointVersion = sources.int(3)
+            let parts = sources.int(5)
+            let checkpointBytes = parts == 0 ? sources.blob(4) ?? [] : try checkpointParts(of: sources.int(0), name: name, version: checkpointVersion, count: parts)
             var content = try StateCoding.decodeContent(checkpointBytes)
             content.version = checkpointVersion
             var stored = StoredDataSource(name: name, incarnation: sources.text(2), checkpoint: content, checkpointBytes: checkpointBytes.count)
-            try log.query(.integer(sources.int(0)))
+            // Operations a checkpoint covers are not read (only their event lines, for resuming).
+            try log.query(.integer(sources.int(0)), .integer(checkpointVersion))
             var expected = checkpointVersion + 1
             while try log.step() {
                 let first = log.int(0)
@@ -169,7 +192,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                         throw StorageError(.corrupt, "\(path): the log of data source \"\(name)\" misses version \(expected).")
                     }
                     expected += 1
-                    stored.tail.append((version, try StateCoding.decodeOperation(Array(operation)), operation.count + change.count))
+                    stored.tail.append((version, try StateCoding.decodeOperation(Array(operation)), operation.count))
                 }
             }
             state.dataSources.append(stored)
@@ -196,6 +219,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             }
             for segment in segments.takeAll() { try insert(segment) }
             try connection.execute("COMMIT")
+            // A writer that is never idle finishes copying the log here, before the log grows long.
+            if maintenance.isOverdue { maintenance.finishBackfill(writer: connection) }
         } catch {
             try? connection.execute("ROLLBACK")
             try? reloadSourceIDs()
@@ -261,6 +286,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         case .dropDataSource(let name):
             guard let id = sourceIDs.removeValue(forKey: name) else { return }
             try deleteSourceLog.run(.integer(id))
+            try connection.prepare("DELETE FROM checkpoint_parts WHERE source = ?").run(.integer(id))
             try deleteSource.run(.integer(id))
         case .change:
             break  // written as segments
@@ -272,43 +298,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    private static let null = Array("null".utf8)[...]
+    static let null = Array("null".utf8)[...]
 
     /// The lines of a segment's column.
     static func lines(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
         bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
-    }
-
-    public func checkpoint(
-        dataSource name: String, incarnation: String, version: Int, encoded bytes: [UInt8], retainVersions: Int
-    ) throws(StorageError) -> Int? {
-        guard let id = sourceIDs[name] else { return nil }
-        let stored = try connection.prepare(
-            "SELECT incarnation, checkpoint_version, (SELECT coalesce(max(last_version), 0) FROM change_log WHERE source = ?1) FROM data_sources WHERE id = ?1")
-        try stored.query(.integer(id))
-        guard try stored.step() else { return nil }
-        let (storedIncarnation, checkpointVersion, logged) = (stored.text(0), stored.int(1), stored.int(2))
-        try stored.query()
-        guard storedIncarnation == incarnation, version > checkpointVersion, version <= max(checkpointVersion, logged) else {
-            return nil
-        }
-        try connection.execute("BEGIN IMMEDIATE")
-        do throws(StorageError) {
-            let update = try connection.prepare("UPDATE data_sources SET checkpoint = ?, checkpoint_version = ? WHERE id = ?")
-            try update.run(.blob(bytes), .integer(version), .integer(id))
-            let covered = try connection.prepare(
-                "UPDATE change_log SET operations = NULL WHERE source = ? AND last_version <= ? AND operations IS NOT NULL")
-            try covered.run(.integer(id), .integer(version))
-            let trim = try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?")
-            try trim.run(.integer(id), .integer(min(version, version - retainVersions)))
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-        // Give back the pages of the replaced checkpoint and of the trimmed log.
-        try? connection.execute("PRAGMA incremental_vacuum")
-        return bytes.count
     }
 
     /// The database as one file image (`sqlite3_serialize`): consistent, since the writer thread calls
@@ -326,7 +320,24 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
+    public var needsMaintenance: Bool { maintenance.isDue }
+
+    /// Finishes a backfill the second connection made (see `WALMaintenance`).
+    public func idle() {
+        maintenance.finishBackfill(writer: connection)
+    }
+
+    /// Copies the write-ahead log into the database file, concurrently with writes (see
+    /// `WALMaintenance`).
+    public func maintain() throws(StorageError) {
+        try maintenance.backfill()
+    }
+
+    /// Gives back the pages replaced checkpoints left free (while listd runs, the next checkpoint
+    /// reuses them), then closes both connections; the last one out folds the log into the database.
     public func close() {
+        try? connection.execute("PRAGMA incremental_vacuum")
+        maintenance.close()
         connection.close()
     }
 }

@@ -1,0 +1,203 @@
+import ListStore
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The writer thread of a durable listd: group commit without the event loop in the way.
+///
+/// The event loop adds each committed mutation's records to the *open group*; the writer thread takes
+/// the whole open group the moment it is free, writes it as one transaction and reports to the loop.
+/// So the writer never waits for the loop to hand a group over (a loop busy with a burst of requests
+/// does not leave the disk idle), and the loop never waits for the disk.
+///
+/// Other work for the store (checkpoints, backups, syncs, reloading after a failure) runs between two
+/// groups: while both groups and jobs wait, they alternate, so neither starves; jobs are expected to be
+/// short (a large checkpoint is written in several jobs).
+///
+/// After a failed write the writer takes no group until `resume()`: the loop undoes the failed group
+/// and what was added after it (`discardOpen()`), using jobs, which still run.
+final class GroupWriter: @unchecked Sendable {
+    /// What one group's write came to, delivered on the event loop in the order groups were written.
+    struct Report: Sendable {
+        /// The mutations (calls of `add`) the group held, oldest first.
+        let mutations: Int
+        let records: Int
+        /// The time the store took, or why it failed.
+        let result: Result<Duration, Error>
+        /// The store asked for `maintain()` after this write.
+        let needsMaintenance: Bool
+    }
+
+    private let store: Store
+    private let loop: EventLoop
+    private let report: @Sendable (Report) -> Void
+    private let thread = NIOThreadPool(numberOfThreads: 1)
+    private let condition = WriterCondition()
+
+    // Guarded by `condition`.
+    private var open: [StoreRecord] = []
+    private var openMutations = 0
+    private var jobs: [() -> Void] = []
+    private var paused = false
+    private var stopping = false
+    private var sleeping = false
+
+    /// `report` runs on `loop` after every group.
+    init(store: Store, loop: EventLoop, report: @escaping @Sendable (Report) -> Void) {
+        self.store = store
+        self.loop = loop
+        self.report = report
+        thread.start()
+        thread.submit { [self] _ in run() }
+    }
+
+    /// Adds one mutation's records to the open group (from the event loop).
+    func add(_ records: [StoreRecord]) {
+        condition.lock()
+        open.append(contentsOf: records)
+        openMutations += 1
+        let wake = sleeping
+        condition.unlock()
+        if wake { condition.signal() }
+    }
+
+    /// Runs `body` on the writer thread between two groups; the future completes on the event loop.
+    func perform<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
+        let promise = loop.makePromise(of: Value.self)
+        enqueue { promise.completeWith(Result { try body() }) }
+        return promise.futureResult
+    }
+
+    /// Runs `step` on the writer thread until it returns a value, one step between two groups (a long
+    /// job in short steps, e.g. a large checkpoint written in parts); the future completes on the loop.
+    func performInSteps<Value: Sendable>(_ step: @escaping @Sendable () throws -> Value?) -> EventLoopFuture<Value> {
+        let promise = loop.makePromise(of: Value.self)
+        @Sendable func next() {
+            do {
+                if let value = try step() { promise.succeed(value) } else { enqueue(next) }
+            } catch {
+                promise.fail(error)
+            }
+        }
+        enqueue(next)
+        return promise.futureResult
+    }
+
+    /// Forgets the open group (after a failed write, whose undo covers it); returns how many mutations
+    /// it held.
+    @discardableResult
+    func discardOpen() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        let discarded = openMutations
+        open = []
+        openMutations = 0
+        return discarded
+    }
+
+    /// Takes groups again after a failed write was undone.
+    func resume() {
+        condition.lock()
+        paused = false
+        condition.unlock()
+        condition.signal()
+    }
+
+    /// Writes what is open, runs the queued jobs, then ends the thread.
+    func shutdown() async {
+        condition.lock()
+        stopping = true
+        condition.unlock()
+        condition.signal()
+        try? await thread.shutdownGracefully()
+    }
+
+    private func enqueue(_ job: @escaping () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        let wake = sleeping
+        condition.unlock()
+        if wake { condition.signal() }
+    }
+
+    /// The writer thread.
+    private func run() {
+        var jobTurn = false
+        var idleDone = true
+        while true {
+            condition.lock()
+            while (paused || open.isEmpty) && jobs.isEmpty && !stopping {
+                if !idleDone {
+                    // Nothing waits: the store's own upkeep, once per idle spell.
+                    idleDone = true
+                    condition.unlock()
+                    store.idle()
+                    condition.lock()
+                    continue
+                }
+                sleeping = true
+                condition.wait()
+                sleeping = false
+            }
+            let groupWaits = !paused && !open.isEmpty
+            if groupWaits && (!jobTurn || jobs.isEmpty) {
+                let records = open
+                let mutations = openMutations
+                open = []
+                openMutations = 0
+                condition.unlock()
+                let start = ContinuousClock.now
+                let result: Result<Duration, Error>
+                do {
+                    try store.write(records)
+                    result = .success(ContinuousClock.now - start)
+                } catch {
+                    result = .failure(error)
+                    condition.lock()
+                    paused = true
+                    condition.unlock()
+                }
+                let report = Report(mutations: mutations, records: records.count, result: result, needsMaintenance: store.needsMaintenance)
+                idleDone = false
+                let deliver = self.report
+                loop.execute { deliver(report) }
+                jobTurn = true
+            } else if !jobs.isEmpty {
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job()
+                jobTurn = false
+            } else {
+                condition.unlock()
+                return  // stopping, and nothing is left that may be written
+            }
+        }
+    }
+}
+
+/// A mutex with one condition variable.
+private final class WriterCondition: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let variable = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(variable, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(variable)
+        pthread_mutex_destroy(mutex)
+        variable.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    /// Waits for a signal; the mutex must be held (and is held again on return).
+    func wait() { pthread_cond_wait(variable, mutex) }
+    func signal() { pthread_cond_signal(variable) }
+}
