@@ -114,8 +114,11 @@ extension CommandRouter {
             },
             Command(
                 name: "stats",
-                summary: "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors.",
-                arguments: [], result: "{uptimeSeconds, connections, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, limits}"
+                summary:
+                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory, the store's (groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed).",
+                arguments: [],
+                result:
+                    "{uptimeSeconds, connections, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, storage?: {groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
