@@ -1,3 +1,4 @@
+import CSystemd
 import ListStore
 import Logging
 import ListWire
@@ -77,6 +78,9 @@ final class CommitPipeline {
         self.restore = restore
         background = NIOThreadPool(numberOfThreads: 1)
         background.start()
+        // Encoding a large checkpoint takes a while; on a small machine it must not take the CPU from
+        // the event loop or the writer (a writer waiting for a core is a request waiting for its reply).
+        background.submit { _ in _ = listd_set_thread_niceness(10) }
         let bound = NIOLoopBound(self, eventLoop: loop)
         writer = GroupWriter(store: store, loop: loop) { report in bound.value.written(report) }
     }
@@ -119,8 +123,19 @@ final class CommitPipeline {
         inFlight.append(Pending(dataSources: dataSources, registrations: registrations, added: .now, done: done))
         for record in records { account(record) }
         writer.add(records)
+        if !kickScheduled {
+            kickScheduled = true
+            let bound = NIOLoopBound(self, eventLoop: loop)
+            loop.execute {
+                bound.value.kickScheduled = false
+                bound.value.writer.kick()
+            }
+        }
         return done
     }
+
+    /// A `kick` of the writer is scheduled for the end of this turn of the event loop.
+    private var kickScheduled = false
 
     /// On the event loop, after the writer wrote (or failed to write) the oldest mutations in flight.
     private func written(_ report: GroupWriter.Report) {
@@ -206,6 +221,9 @@ final class CommitPipeline {
             logBytes[name] = nil
         case .change(let name, _, _, _):
             logBytes[name, default: 0] += record.replayBytes
+        case .checkpoint(let name, _, let content):
+            checkpointBytes[name] = content.count
+            logBytes[name] = 0
         default:
             break
         }

@@ -38,7 +38,7 @@ public final class ListServer: Sendable {
 
     /// Binds (or adopts) the socket and starts serving. Returns once the socket is listening.
     public static func start(configuration: ServerConfiguration, logger: Logger) async throws -> ListServer {
-        let opened = try StateStorage.open(configuration.storage, logger: logger)
+        let opened = try StateStorage.open(configuration.storage, retainVersions: configuration.changeLogVersions, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let state = try await loop.submit {

@@ -21,11 +21,11 @@ final class StateStorage: @unchecked Sendable {
     }
 
     /// Locks the directory, opens the database and reads everything in it; `nil` when ephemeral.
-    static func open(_ storage: ServerConfiguration.Storage, logger: Logger) throws -> (StateStorage, StoredState)? {
+    static func open(_ storage: ServerConfiguration.Storage, retainVersions: Int, logger: Logger) throws -> (StateStorage, StoredState)? {
         guard case .directory(let path, let sync) = storage else { return nil }
         let start = ContinuousClock.now
         let directory = try StateDirectory(path: path)
-        let store = try SQLiteStore(path: directory.databasePath, sync: sync)
+        let store = try SQLiteStore(path: directory.databasePath, sync: sync, retainVersions: retainVersions)
         let loaded = try store.load()
         let elapsed = ContinuousClock.now - start
         let milliseconds = Int(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)

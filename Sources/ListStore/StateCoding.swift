@@ -18,6 +18,9 @@ public enum StateCoding {
         return writer.bytes
     }
 
+    /// The operation of a log record whose version a checkpoint record of the same write covers.
+    public static let noOperation = Array("null".utf8)
+
     public static func decodeOperation(_ bytes: [UInt8]) throws(StorageError) -> DataSourceOperation {
         try decoding("a change record") { () throws(WireError) in try operation(try parse(bytes)) }
     }

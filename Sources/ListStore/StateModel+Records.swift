@@ -17,8 +17,14 @@ extension StateModel {
                 records.append(.createDataSource(name: name, incarnation: incarnation, version: 0, content: StateCoding.encode(DataSourceContent())))
             }
             let version = outcome.version ?? dataSources[name]?.version ?? 0
-            records.append(
-                .change(dataSource: name, version: version, operation: StateCoding.encode(operation), changes: event))
+            if case .replaceSnapshot = operation, let content = dataSources[name]?.content {
+                // A whole snapshot: stored as the checkpoint it amounts to (one write of its size, where
+                // an operation would cost that write, a checkpoint of it later and dropping it again).
+                records.append(.change(dataSource: name, version: version, operation: StateCoding.noOperation, changes: event))
+                records.append(.checkpoint(dataSource: name, version: version, content: StateCoding.encode(content)))
+            } else {
+                records.append(.change(dataSource: name, version: version, operation: StateCoding.encode(operation), changes: event))
+            }
             return records
         case .register(let registration):
             return outcome.createdRegistration ? [.register(name: registration.name, registration: StateCoding.encode(registration))] : []

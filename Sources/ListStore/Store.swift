@@ -79,6 +79,8 @@ public struct CheckpointWrite: Sendable {
     public let retainVersions: Int
     /// How many bytes of `encoded` the store has written (the store's bookkeeping between parts).
     public var written = 0
+    /// The checkpoint replaced the previous one; what remains is trimming the log (store bookkeeping).
+    public var switched = false
 
     public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8], retainVersions: Int) {
         self.dataSource = dataSource
@@ -108,6 +110,10 @@ public enum StoreRecord: Sendable {
     /// The operation that made `version`, and the event line views were sent for it (kept for views
     /// that resume; `nil` when it was too large to keep or made views reload everything).
     case change(dataSource: String, version: Int, operation: [UInt8], changes: [UInt8]?)
+    /// The data source's whole content at `version` (after a snapshot was applied: its content is about
+    /// the size of the operation, so it is stored as the checkpoint instead of a log record followed by
+    /// a checkpoint); the `.change` record of that version carries no operation (`null`).
+    case checkpoint(dataSource: String, version: Int, content: [UInt8])
     case register(name: String, registration: [UInt8])
     case unregister(name: String)
 

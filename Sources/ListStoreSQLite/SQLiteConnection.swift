@@ -67,6 +67,8 @@ final class SQLiteConnection {
     }
 
     var lastInsertRowID: Int { Int(sqlite3_last_insert_rowid(handle)) }
+    /// Rows the last statement inserted, updated or deleted.
+    var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// A `StorageError` for a failed call: `corrupt` for a damaged or foreign file, else `io` with
     /// SQLite's message and the OS error behind it.

@@ -9,7 +9,9 @@ extension SQLiteStore {
     /// it does; a larger one first goes into `checkpoint_parts` one part per call (each its own short
     /// transaction, so the writer thread can write groups between them), and the last call switches
     /// the data source to it. Each call checks again that the checkpoint still applies (the data
-    /// source may have been dropped, or dropped and made again, in between).
+    /// source may have been dropped, or dropped and made again, in between). Then log records older
+    /// than the retention are deleted, `trimRows` per call (freeing a long log's pages at once is a
+    /// transaction of tens of milliseconds).
     public func writeCheckpoint(_ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress {
         guard let id = sourceIDs[checkpoint.dataSource] else { return .skipped }  // dropped: its parts went with it
         let stored = try connection.prepare(
@@ -22,6 +24,10 @@ extension SQLiteStore {
         guard try stored.step() else { return .skipped }
         let (incarnation, checkpointVersion, logged) = (stored.text(0), stored.int(1), stored.int(2))
         try stored.query()
+        if checkpoint.switched {
+            // Made again under the same name since: its log is not this checkpoint's to trim.
+            return incarnation == checkpoint.incarnation ? try trim(id, checkpoint) : .skipped
+        }
         guard incarnation == checkpoint.incarnation, checkpoint.version > checkpointVersion,
             checkpoint.version <= max(checkpointVersion, logged)
         else {
@@ -45,11 +51,10 @@ extension SQLiteStore {
                 .run(.blob(whole ? part : []), .integer(version), .integer(whole ? 0 : position + 1), .integer(id))
             // The previous checkpoint's parts, and those of one that never completed.
             try connection.prepare("DELETE FROM checkpoint_parts WHERE source = ? AND version != ?").run(.integer(id), .integer(whole ? -1 : version))
-            // Records older than the retention are not needed for resuming any more; newer ones stay
-            // (their operations are skipped when the log is replayed on top of this checkpoint). Large
-            // operations the checkpoint covers (a whole snapshot applied) are dropped now: rewriting
-            // a row costs its size, so small ones wait for the retention.
-            try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?").run(.integer(id), .integer(version - retain))
+            // Log records the checkpoint covers stay for resuming views until the retention trims them
+            // (next calls); their operations are skipped when the log is replayed on top of it. Large
+            // operations (a whole snapshot applied) are dropped now: rewriting a row costs its size,
+            // so small ones wait for the retention.
             try connection.prepare(
                 """
                 UPDATE change_log SET operations = NULL
@@ -58,7 +63,26 @@ extension SQLiteStore {
             ).run(.integer(id), .integer(version))
         }
         checkpoint.written = end
-        return end == total ? .done(bytes: total) : .partial
+        if end == total { checkpoint.switched = true }
+        return .partial
+    }
+
+    /// Log rows deleted per call once a checkpoint is in place.
+    static let trimRows = 64
+
+    /// Deletes up to `trimRows` log rows older than the retention; done when fewer were left.
+    private func trim(_ id: Int, _ checkpoint: CheckpointWrite) throws(StorageError) -> CheckpointProgress {
+        var deleted = 0
+        try transaction { () throws(StorageError) in
+            try connection.prepare(
+                """
+                DELETE FROM change_log WHERE source = ?1 AND first_version IN
+                    (SELECT first_version FROM change_log WHERE source = ?1 AND last_version <= ?2 ORDER BY first_version LIMIT ?3)
+                """
+            ).run(.integer(id), .integer(checkpoint.version - checkpoint.retainVersions), .integer(Self.trimRows))
+            deleted = connection.changes
+        }
+        return deleted < Self.trimRows ? .done(bytes: checkpoint.encoded.count) : .partial
     }
 
     /// The parts of a checkpoint, joined.

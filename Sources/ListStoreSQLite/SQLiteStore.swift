@@ -39,6 +39,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     static let applicationID = 0x4C53_5444
 
     public let path: String
+    /// Log records kept for resuming views when a written checkpoint (`.checkpoint` record) trims the log.
+    let retainVersions: Int
     let connection: SQLiteConnection
     var sourceIDs: [String: Int] = [:]
     private let insertChange: SQLiteStatement
@@ -51,8 +53,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     /// Opens (or creates) the database at `path`. Refuses a file that is not listd's, is damaged where
     /// it is first read, or has a newer schema; never rewrites such a file.
-    public init(path: String, sync: SyncMode) throws(StorageError) {
+    public init(path: String, sync: SyncMode, retainVersions: Int = 10_000) throws(StorageError) {
         self.path = path
+        self.retainVersions = retainVersions
         connection = try SQLiteConnection(path: path)
         chmod(path, 0o600)  // SQLite creates 0644; the WAL and shared-memory files follow the database's mode
         let application = try connection.integer("PRAGMA application_id")
@@ -290,6 +293,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             try deleteSource.run(.integer(id))
         case .change:
             break  // written as segments
+        case .checkpoint(let name, let version, let content):
+            guard let id = sourceIDs[name] else { throw StorageError(.corrupt, "\(path): no stored data source \"\(name)\".") }
+            try connection.prepare("UPDATE data_sources SET checkpoint = ?, checkpoint_version = ?, checkpoint_parts = 0 WHERE id = ?")
+                .run(.blob(content), .integer(version), .integer(id))
+            try connection.prepare("DELETE FROM checkpoint_parts WHERE source = ?").run(.integer(id))
+            try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?").run(.integer(id), .integer(version - retainVersions))
         case .register(let name, let registration):
             try deleteRegistration.run(.text(name))
             try insertRegistration.run(.text(name), .blob(registration))

@@ -5,16 +5,19 @@ import Synchronization
 /// Keeps the write-ahead log short without making the writer copy it.
 ///
 /// SQLite's automatic checkpoint copies the log into the database file inside the commit that takes
-/// the log past 1,000 pages: that one write takes 10–20 ms instead of half a millisecond, and every
+/// the log past 1,000 pages: that commit takes 10–20 ms instead of half a millisecond, and every
 /// request in its group waits. Here the writer's connection has no automatic checkpoint; its WAL hook
 /// counts the log's pages, and once the log passes `threshold` a second connection copies it
-/// (`backfill`, on another thread) while the writer goes on appending. That copy cannot catch up with
-/// a writer that keeps appending, so afterwards the writer copies the few pages appended meanwhile
-/// itself (`finishBackfill`, when no write waits, or after a write once the log is four times the
-/// threshold), and its next transaction starts the log again from the beginning.
+/// (`backfill`, on another thread) while the writer goes on appending, in a few passes that each copy
+/// what was appended during the previous one. The log restarts only at a transaction that begins with
+/// every frame copied, which a writer that keeps writing rarely meets, so afterwards the writer copies
+/// the few pages left itself (`finishBackfill`, when no write waits, or after a write once the log is
+/// four times the threshold), and its next transaction starts the log from the beginning.
 final class WALMaintenance: @unchecked Sendable {
     /// Pages in the log before a backfill is due (SQLite's own default for its automatic checkpoint).
     static let threshold = 1_000
+    /// Passes a backfill makes to catch up with the writer.
+    static let passes = 4
 
     private let connection: SQLiteConnection
     /// The log's size in pages after the writer's last commit (set by the WAL hook).
@@ -39,8 +42,8 @@ final class WALMaintenance: @unchecked Sendable {
             }, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    /// Whether the log has grown past the threshold.
-    var isDue: Bool { pages.load(ordering: .relaxed) >= Self.threshold }
+    /// Whether the log has grown past the threshold (and no backfill waits for the writer to finish it).
+    var isDue: Bool { pages.load(ordering: .relaxed) >= Self.threshold && !backfilled.load(ordering: .relaxed) }
 
     /// Whether the log has grown so far past the threshold that the writer should not wait for an idle
     /// moment to finish a backfill.
@@ -53,8 +56,12 @@ final class WALMaintenance: @unchecked Sendable {
         defer { running.store(false, ordering: .releasing) }
         var logged: Int32 = 0
         var copied: Int32 = 0
-        let status = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
-        if status != SQLITE_OK && status != SQLITE_BUSY { throw connection.failure(status, "checkpoint") }
+        for _ in 0..<Self.passes {
+            let status = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
+            if status == SQLITE_BUSY { break }
+            if status != SQLITE_OK { throw connection.failure(status, "checkpoint") }
+            if copied >= logged { break }
+        }
         backfilled.store(true, ordering: .releasing)
     }
 
