@@ -123,19 +123,8 @@ final class CommitPipeline {
         inFlight.append(Pending(dataSources: dataSources, registrations: registrations, added: .now, done: done))
         for record in records { account(record) }
         writer.add(records)
-        if !kickScheduled {
-            kickScheduled = true
-            let bound = NIOLoopBound(self, eventLoop: loop)
-            loop.execute {
-                bound.value.kickScheduled = false
-                bound.value.writer.kick()
-            }
-        }
         return done
     }
-
-    /// A `kick` of the writer is scheduled for the end of this turn of the event loop.
-    private var kickScheduled = false
 
     /// On the event loop, after the writer wrote (or failed to write) the oldest mutations in flight.
     private func written(_ report: GroupWriter.Report) {

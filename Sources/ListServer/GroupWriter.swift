@@ -54,19 +54,13 @@ final class GroupWriter: @unchecked Sendable {
         thread.submit { [self] _ in run() }
     }
 
-    /// Adds one mutation's records to the open group (from the event loop). A writer that is busy takes
-    /// them as soon as it is done; a sleeping one waits for `kick`, so that what one turn of the event
-    /// loop commits goes out as one group rather than the first mutation alone.
+    /// Adds one mutation's records to the open group (from the event loop). A busy writer takes them
+    /// as soon as it is done; a sleeping one wakes at once (measured: waiting for the end of the loop's
+    /// turn made fewer, larger groups but no more throughput, and cost latency).
     func add(_ records: [StoreRecord]) {
         condition.lock()
         open.append(contentsOf: records)
         openMutations += 1
-        condition.unlock()
-    }
-
-    /// Wakes a sleeping writer for what was added (the event loop calls it at the end of its turn).
-    func kick() {
-        condition.lock()
         let wake = sleeping
         condition.unlock()
         if wake { condition.signal() }
