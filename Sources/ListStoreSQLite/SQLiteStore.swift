@@ -295,9 +295,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             break  // written as segments
         case .checkpoint(let name, let version, let content):
             guard let id = sourceIDs[name] else { throw StorageError(.corrupt, "\(path): no stored data source \"\(name)\".") }
-            try connection.prepare("UPDATE data_sources SET checkpoint = ?, checkpoint_version = ?, checkpoint_parts = 0 WHERE id = ?")
-                .run(.blob(content), .integer(version), .integer(id))
             try connection.prepare("DELETE FROM checkpoint_parts WHERE source = ?").run(.integer(id))
+            // Stored as parts when large, as a checkpoint written in steps is (a blob of tens of
+            // megabytes reads back slower than its parts).
+            let parts = content.count > CheckpointWrite.partBytes ? stride(from: 0, to: content.count, by: CheckpointWrite.partBytes).map { $0 } : []
+            for (position, start) in parts.enumerated() {
+                try connection.prepare("INSERT INTO checkpoint_parts(source, version, position, bytes) VALUES (?, ?, ?, ?)").run(
+                    .integer(id), .integer(version), .integer(position),
+                    .blob(Array(content[start..<min(content.count, start + CheckpointWrite.partBytes)])))
+            }
+            try connection.prepare("UPDATE data_sources SET checkpoint = ?, checkpoint_version = ?, checkpoint_parts = ? WHERE id = ?")
+                .run(.blob(parts.isEmpty ? content : []), .integer(version), .integer(parts.count), .integer(id))
             try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?").run(.integer(id), .integer(version - retainVersions))
         case .register(let name, let registration):
             try deleteRegistration.run(.text(name))

@@ -197,7 +197,9 @@ extension SQLiteUpkeepTests {
         try mirror.commit(.dataSource(name: "d", ifVersion: nil, createAs: "inc", .edit(.appendSections(["S"]))))
         try mirror.append("d", 0..<10)
         for round in 0..<6 {
-            let snapshot = try Snapshot([(Section("S"), (0..<1_000).map { Item("r\(round)-\($0)", data: .int($0)) })])
+            // Every other one larger than a checkpoint part: stored in parts.
+            let count = round % 2 == 0 ? 1_000 : 30_000
+            let snapshot = try Snapshot([(Section("S"), (0..<count).map { Item("r\(round)-\($0)", data: .int($0)) })])
             try mirror.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceSnapshot(snapshot, reloadData: false)))
         }
         try mirror.append("d", 10..<12)
@@ -207,6 +209,7 @@ extension SQLiteUpkeepTests {
         #expect(stored.tail.map(\.version) == [9])
         // The log keeps the event lines of the last `retainVersions` versions before the checkpoint.
         #expect(stored.retainedChanges.map(\.version) == [6, 7, 8, 9])
+        #expect(stored.checkpointBytes > CheckpointWrite.partBytes)
         let loaded = StateModel()
         try loaded.load(try mirror.store.load())
         SQLiteStoreTests.expectEqual(mirror.live, loaded)
