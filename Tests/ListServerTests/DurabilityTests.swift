@@ -29,7 +29,10 @@ struct DurabilityTests {
             ["cmd": "snapshot", "dataSource": "tasks"], ["cmd": "sectionSnapshot", "dataSource": "tasks", "section": "tree"],
             ["cmd": "layout", "dataSource": "tasks"], ["cmd": "registrations"], ["cmd": "listDataSources"],
             ["cmd": "dequeue", "dataSource": "tasks", "view": "v", "indexPaths": [[0, 0], [1, 0]]],
+            ["cmd": "snapshot", "dataSource": "big"],
         ]
+        // An applied snapshot is stored as a checkpoint, in parts when it is this large.
+        let bigItems: [JSONValue] = (0..<20_000).map { ["id": .string("item-\($0)"), "data": ["n": .int($0)]] }
         do {
             let daemon = try state.start()
             let connection = try daemon.connect()
@@ -59,6 +62,8 @@ struct DurabilityTests {
                 ],
                 ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [["section": "todo", "registration": "big"]], "default": "plain"],
                 ["cmd": "attach", "dataSource": "tasks", "view": "v"],
+                ["cmd": "apply", "dataSource": "big", "snapshot": ["sections": [["id": "s", "items": .array(bigItems)]]]],
+                ["cmd": "appendItems", "dataSource": "big", "items": ["after"]],
             ] {
                 let reply = try connection.request(request)
                 #expect(reply["ok"] == true, "\(request) → \(reply)")
@@ -68,7 +73,7 @@ struct DurabilityTests {
         }
         let daemon = try state.start()
         // Loaded before READY=1, and STATUS= says so.
-        #expect(daemon.notify.messages.joined().contains("loaded 1 data source and 2 registrations from \(state.path)"), "\(daemon.notify.messages)")
+        #expect(daemon.notify.messages.joined().contains("loaded 2 data sources and 2 registrations from \(state.path)"), "\(daemon.notify.messages)")
         let connection = try daemon.connect()
         #expect(try connection.request(["cmd": "attach", "dataSource": "tasks", "view": "v"])["ok"] == true)
         let after = try queries.map { try connection.request($0)["result"] ?? .null }
@@ -80,7 +85,9 @@ struct DurabilityTests {
                 #expect(before[index] == after[index], "\(query)")
             }
         }
-        #expect(after[4]["dataSources"]?.arrayValue.first?["version"] == 8)
+        let versions = (after[4]["dataSources"]?.arrayValue ?? []).map { ($0["name"] ?? $0["dataSource"] ?? .null, $0["version"] ?? .null) }
+        #expect(versions.contains { $0.0 == "tasks" && $0.1 == 8 } && versions.contains { $0.0 == "big" && $0.1 == 2 }, "\(versions)")
+        #expect(after[6]["sections"]?.arrayValue.first?["items"]?.arrayValue.count == 20_001)
     }
 
     private func cellContents(_ result: JSONValue) -> [JSONValue] {
