@@ -91,7 +91,8 @@ extension SQLiteStore {
         try parts.query(.integer(id), .integer(version))
         var bytes: [UInt8] = []
         var expected = 0
-        while try parts.step() {
+        // Rows past `count` would be left from an attempt that never completed: not this checkpoint's.
+        while expected < count, try parts.step() {
             guard parts.int(0) == expected else { break }
             bytes += parts.blob(1) ?? []
             expected += 1

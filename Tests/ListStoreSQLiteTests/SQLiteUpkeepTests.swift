@@ -68,6 +68,17 @@ struct SQLiteUpkeepTests {
         var next = mirror.checkpointWrite("big")
         while try mirror.store.writeCheckpoint(&next) == .partial {}
         mirror.store.close()
+        // A part row past the checkpoint's count (as an attempt that never completed could leave) is ignored.
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [
+            directory.database,
+            "INSERT INTO checkpoint_parts SELECT id, checkpoint_version, checkpoint_parts, CAST('stray' AS BLOB) FROM data_sources",
+        ]
+        sqlite.standardError = Pipe()
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0, "\(String(decoding: (try? (sqlite.standardError as? Pipe)?.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self))")
         let reopened = try SQLiteStore(path: directory.database, sync: .always)
         let again = StateModel()
         try again.load(try reopened.load())
