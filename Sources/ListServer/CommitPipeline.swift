@@ -27,8 +27,6 @@ final class CommitPipeline {
     /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes.
     let background: NIOThreadPool
     private let logger: Logger
-    /// Log records kept for resuming, per data source, when a checkpoint trims the log.
-    var retainVersions = 10_000
 
     /// A failed write is being undone: every request waits.
     private var restoring = false
@@ -136,7 +134,8 @@ final class CommitPipeline {
             writeTime += duration
             wroteSinceSync = true
             let now = ContinuousClock.now
-            let group = inFlight.prefix(report.mutations)
+            // Copied out before the removal, so that the removal shifts the rest in place.
+            let group = Array(inFlight[..<report.mutations])
             inFlight.removeFirst(report.mutations)
             for pending in group {
                 waitTime += now - pending.added
@@ -230,13 +229,12 @@ final class CommitPipeline {
             let content = dataSource.content
             let incarnation = dataSource.incarnation
             let store = self.store
-            let retain = retainVersions
             let covered = bytes
             let bound = NIOLoopBound(self, eventLoop: loop)
             let writer = self.writer!
             background.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
                 let checkpoint = CheckpointBox(
-                    CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded, retainVersions: retain))
+                    CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded))
                 return writer.performInSteps { () throws -> CheckpointProgress? in
                     let progress = try store.writeCheckpoint(&checkpoint.write)
                     return progress == .partial ? nil : progress

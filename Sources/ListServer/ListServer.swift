@@ -55,7 +55,6 @@ public final class ListServer: Sendable {
                 let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations in
                     bound.value.restore(stored, dataSources: touched, registrations: registrations)
                 }
-                pipeline.retainVersions = configuration.changeLogVersions
                 pipeline.loaded(loaded)
                 if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }
                 state.pipeline = pipeline

@@ -20,8 +20,8 @@ public protocol Store: AnyObject, Sendable {
     /// transaction is as durable as the store's sync mode promises.
     func write(_ records: [StoreRecord]) throws(StorageError)
     /// Writes the next part of a checkpoint: the data source's content, replacing its previous
-    /// checkpoint, after which log records the checkpoint makes unnecessary are dropped (keeping
-    /// `retainVersions` for resuming). A large checkpoint is written in parts of about
+    /// checkpoint, after which log records the checkpoint makes unnecessary are dropped (keeping the
+    /// store's retention of versions for resuming views). A large checkpoint is written in parts of about
     /// `CheckpointWrite.partBytes`, so that no single call holds the writer thread for long: `.partial`
     /// means call again (other writes may come between); `.done` gives the checkpoint's size once it
     /// replaced the previous one. `.skipped` when it does not apply: another incarnation is stored, or
@@ -52,9 +52,8 @@ extension Store {
 
     /// Encodes `content` and writes it as the data source's checkpoint, all parts at once; its size, or
     /// `nil` when it does not apply (see `writeCheckpoint`).
-    public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent, retainVersions: Int) throws(StorageError) -> Int? {
-        var write = CheckpointWrite(
-            dataSource: name, incarnation: incarnation, version: content.version, encoded: StateCoding.encode(content), retainVersions: retainVersions)
+    public func checkpoint(dataSource name: String, incarnation: String, content: DataSourceContent) throws(StorageError) -> Int? {
+        var write = CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: StateCoding.encode(content))
         while true {
             switch try writeCheckpoint(&write) {
             case .partial: continue
@@ -76,18 +75,16 @@ public struct CheckpointWrite: Sendable {
     public let version: Int
     /// The content, encoded by `StateCoding`.
     public let encoded: [UInt8]
-    public let retainVersions: Int
     /// How many bytes of `encoded` the store has written (the store's bookkeeping between parts).
     public var written = 0
     /// The checkpoint replaced the previous one; what remains is trimming the log (store bookkeeping).
     public var switched = false
 
-    public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8], retainVersions: Int) {
+    public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8]) {
         self.dataSource = dataSource
         self.incarnation = incarnation
         self.version = version
         self.encoded = encoded
-        self.retainVersions = retainVersions
     }
 }
 

@@ -40,7 +40,6 @@ extension SQLiteStore {
         let position = checkpoint.written / CheckpointWrite.partBytes
         let whole = checkpoint.written == 0 && end == total
         let version = checkpoint.version
-        let retain = checkpoint.retainVersions
         try transaction { () throws(StorageError) in
             if !whole {
                 try connection.prepare("INSERT OR REPLACE INTO checkpoint_parts(source, version, position, bytes) VALUES (?, ?, ?, ?)")
@@ -79,7 +78,7 @@ extension SQLiteStore {
                 DELETE FROM change_log WHERE source = ?1 AND first_version IN
                     (SELECT first_version FROM change_log WHERE source = ?1 AND last_version <= ?2 ORDER BY first_version LIMIT ?3)
                 """
-            ).run(.integer(id), .integer(checkpoint.version - checkpoint.retainVersions), .integer(Self.trimRows))
+            ).run(.integer(id), .integer(checkpoint.version - retainVersions), .integer(Self.trimRows))
             deleted = connection.changes
         }
         return deleted < Self.trimRows ? .done(bytes: checkpoint.encoded.count) : .partial

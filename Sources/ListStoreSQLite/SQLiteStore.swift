@@ -39,7 +39,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     static let applicationID = 0x4C53_5444
 
     public let path: String
-    /// Log records kept for resuming views when a written checkpoint (`.checkpoint` record) trims the log.
+    /// Versions of log records kept for resuming views when a checkpoint trims the log.
     let retainVersions: Int
     let connection: SQLiteConnection
     var sourceIDs: [String: Int] = [:]

@@ -94,7 +94,7 @@ struct SQLiteStoreTests {
 
     @Test func checkpointsShortenTheReplayAndKeepRecentChanges() throws {
         let directory = try Directory()
-        let store = try SQLiteStore(path: directory.database, sync: .periodic)
+        let store = try SQLiteStore(path: directory.database, sync: .periodic, retainVersions: 100)
         let live = StateModel()
         func commit(_ change: StateChange) throws {
             let outcome = try live.apply(change, limits: .none)
@@ -105,12 +105,12 @@ struct SQLiteStoreTests {
         // Content ahead of the log (changes whose write failed) is never a checkpoint.
         var ahead = live.dataSources["d"]!.content
         ahead.version += 1
-        #expect(try store.checkpoint(dataSource: "d", incarnation: "i", content: ahead, retainVersions: 100) == nil)
-        let size = try store.checkpoint(dataSource: "d", incarnation: "i", content: live.dataSources["d"]!.content, retainVersions: 100)
+        #expect(try store.checkpoint(dataSource: "d", incarnation: "i", content: ahead) == nil)
+        let size = try store.checkpoint(dataSource: "d", incarnation: "i", content: live.dataSources["d"]!.content)
         #expect((size ?? 0) > 300 * 4)
         for index in 300..<350 { try commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.deleteItems(["i\(index - 300)"])))) }
         // A checkpoint of another incarnation (the data source was dropped and made again) is ignored.
-        #expect(try store.checkpoint(dataSource: "d", incarnation: "other", content: DataSourceContent(version: 340), retainVersions: 100) == nil)
+        #expect(try store.checkpoint(dataSource: "d", incarnation: "other", content: DataSourceContent(version: 340)) == nil)
         try store.sync()
 
         let stored = try store.load()

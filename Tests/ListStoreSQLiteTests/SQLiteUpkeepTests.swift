@@ -33,7 +33,7 @@ struct SQLiteUpkeepTests {
             let model = live.dataSources[name]!
             return CheckpointWrite(
                 dataSource: name, incarnation: model.incarnation, version: model.content.version,
-                encoded: StateCoding.encode(model.content), retainVersions: 10)
+                encoded: StateCoding.encode(model.content))
         }
     }
 
