@@ -8,11 +8,12 @@ import ListWire
 // MARK: Durable against ephemeral
 
 /// `server-benchmarks durability`: the same loads against the ephemeral listd and a durable one
-/// (`--sync always`, a state directory under /tmp) in one run, with the ratios the goals are stated in:
+/// (`--sync always`, a state directory under /tmp, or under `$LISTD_BENCH_STATE_BASE` to measure on
+/// another file system such as tmpfs) in one run, with the ratios the goals are stated in:
 /// single-item appends over 50 connections (unpipelined and 16 in flight), the apply of a 100k-item
 /// snapshot, a start-up that loads 1,000,000 items with small payloads, and the size on disk.
 func durabilityBenchmark(ephemeralSocket: String, appendsOnly: Bool = false) {
-    let directory = "/tmp/listd-bench-state-\(getpid())"
+    let directory = (getenv("LISTD_BENCH_STATE_BASE").map { String(cString: $0) } ?? "/tmp") + "/listd-bench-state-\(getpid())"
     let durableSocket = "/tmp/listd-bench-durable-\(getpid()).sock"
     var durablePID = startListd(socket: durableSocket, storage: ["--state-directory", directory, "--sync", "always"])
     defer { _ = system("rm -rf \(directory)") }
