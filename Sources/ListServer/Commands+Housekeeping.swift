@@ -234,6 +234,11 @@ extension CommandRouter {
             "maxRegistrations": .int(configuration.maximumRegistrations),
             "maxPooledCells": .int(configuration.maximumPooledCells),
             "pluginDeadlineMilliseconds": .int(configuration.pluginDeadlineMilliseconds),
+            "maxOutputBytes": .int(configuration.maximumOutputBytes),
+            "maxOutputBytesHard": .int(configuration.maximumOutputBytesHard),
+            "partialLineTimeoutSeconds": .int(configuration.partialLineTimeoutSeconds),
+            "maxPartialLineBytesTotal": .int(configuration.maximumPartialLineBytesTotal),
+            "maxPluginPendingRequests": .int(configuration.maximumPluginPendingRequests),
         ])
     }
 }

@@ -31,6 +31,19 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var plugins: [SupervisedPluginSpec] = []
     /// How long a supervised plugin has to exit after SIGTERM before it gets SIGKILL.
     public var pluginStopGraceMilliseconds: Int = 3_000
+    /// Unsent reply and event bytes of one connection above which listd stops reading (and executing)
+    /// that connection's requests until the peer has read enough (Redis's soft output limit).
+    public var maximumOutputBytes: Int = 4 << 20
+    /// Unsent bytes of one connection at which it is closed: a peer that never reads (Redis's hard limit).
+    public var maximumOutputBytesHard: Int = 128 << 20
+    /// A request line not finished within this many seconds closes its connection.
+    public var partialLineTimeoutSeconds: Int = 30
+    /// Bytes of unfinished lines held across all connections; past it the largest holders are closed
+    /// with `line-too-long`.
+    public var maximumPartialLineBytesTotal: Int = 256 << 20
+    /// Configure requests that may wait unanswered per plugin connection; past it the plugin is
+    /// disconnected as unhealthy.
+    public var maximumPluginPendingRequests: Int = 1_024
     /// Preload the demo data sources built from the seeds' data (those that are absent).
     public var demo: Bool = false
 

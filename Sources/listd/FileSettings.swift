@@ -18,7 +18,8 @@ struct FileSettings {
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
-        "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes",
+        "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard",
+        "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests",
     ]
 
     static func load(_ path: String?) throws -> FileSettings {
@@ -78,6 +79,11 @@ struct FileSettings {
         if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
         if let value = values["changeLogVersions"] { configuration.changeLogVersions = value }
         if let value = values["changeLogBytes"] { configuration.changeLogBytes = value }
+        if let value = values["maxOutputBytes"] { configuration.maximumOutputBytes = value }
+        if let value = values["maxOutputBytesHard"] { configuration.maximumOutputBytesHard = value }
+        if let value = values["partialLineTimeoutSeconds"] { configuration.partialLineTimeoutSeconds = value }
+        if let value = values["maxPartialLineBytesTotal"] { configuration.maximumPartialLineBytesTotal = value }
+        if let value = values["maxPluginPendingRequests"] { configuration.maximumPluginPendingRequests = value }
         configuration.plugins += plugins
     }
 }
