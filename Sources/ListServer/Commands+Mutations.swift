@@ -132,7 +132,7 @@ extension CommandRouter {
                 result: "{version, changes, warnings?}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
-                let ifVersion = try arguments.optionalInt("ifVersion")
+                let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
                 let snapshotEdit = try edit.parse(&arguments)
                 let creates = edit.name == "appendSections"
                 return { context throws(WireError) in
@@ -156,7 +156,7 @@ extension CommandRouter {
             result: "{version, changes}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion")
+            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
             let sections = try WireDecoding.snapshot(arguments.required("snapshot"), field: "snapshot")
             let reloadData = try arguments.optionalBool("reloadData") ?? false
             return { context throws(WireError) in
@@ -192,7 +192,7 @@ extension CommandRouter {
             result: "{version, changes, warnings?}"
         ) { arguments, context throws(WireError) in
             let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion")
+            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
             let operations = try arguments.array("operations")
             let limit = context.state.configuration.maximumBatchOperations
             if operations.count > limit {

@@ -16,7 +16,7 @@ extension CommandRouter {
                 result: "{version, changes, warnings?}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
-                let ifVersion = try arguments.optionalInt("ifVersion")
+                let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
                 let section = try arguments.string("section")
                 let outline = try WireDecoding.sectionSnapshot(arguments.required("snapshot"), field: "snapshot")
                 return { context throws(WireError) in
@@ -42,7 +42,7 @@ extension CommandRouter {
             result: "{version, changes}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion")
+            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
             let section = try arguments.string("section")
             let items = try arguments.strings("items")
             return { context throws(WireError) in

@@ -67,13 +67,11 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let section = try arguments.optionalString("section")
-                let offset = try arguments.optionalInt("offset")
-                let limit = try arguments.optionalInt("limit")
+                let offset = try arguments.optionalInt("offset", in: Arguments.countRange)
+                let limit = try arguments.optionalInt("limit", in: Arguments.countRange)
                 if section == nil && (offset != nil || limit != nil) {
                     throw WireError(.invalidArgument, "\"offset\" and \"limit\" need \"section\".")
                 }
-                if let offset, offset < 0 { throw WireError(.invalidArgument, "Argument \"offset\" must not be negative.") }
-                if let limit, limit < 0 { throw WireError(.invalidArgument, "Argument \"limit\" must not be negative.") }
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     let snapshot = dataSource.snapshot
@@ -90,6 +88,7 @@ extension CommandRouter {
                         writer.key("sections")
                         if let section {
                             let start = offset ?? 0
+                            // Both are at most 2^53 − 1 (`Arguments.countRange`): the sum cannot overflow.
                             let range = start..<(limit.map { start + $0 } ?? Int.max)
                             writer.beginArray()
                             writeSection(snapshot, at: snapshot.index(ofSection: section)!, range: range, to: &writer)
@@ -184,7 +183,7 @@ extension CommandRouter {
                 result: "{version, section}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
-                let index = try arguments.int("index")
+                let index = try arguments.int("index", in: Arguments.countRange)
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard let section = dataSource.snapshot.sectionIdentifier(at: index) else {

@@ -17,7 +17,7 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let requested = try arguments.optionalString("view")
-                let fromVersion = try arguments.optionalInt("fromVersion")
+                let fromVersion = try arguments.optionalInt("fromVersion", in: Arguments.countRange)
                 let incarnation = try arguments.optionalString("incarnation")
                 if (fromVersion == nil) != (incarnation == nil) {
                     throw WireError(.invalidArgument, "fromVersion and incarnation go together: give both to resume, or neither.")
@@ -29,6 +29,7 @@ extension CommandRouter {
                     if view.isEmpty || view.utf8.count > context.state.configuration.maximumIdentifierBytes {
                         throw WireError(.invalidArgument, "A view name must have 1 to \(context.state.configuration.maximumIdentifierBytes) bytes.")
                     }
+                    if let error = ControlCharacters.error("view", view) { throw error }
                     if dataSource.views[view] != nil {
                         throw WireError(.invalidArgument, "Data source \"\(name)\" already has a view named \"\(view)\".")
                     }

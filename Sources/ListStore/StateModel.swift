@@ -190,15 +190,20 @@ public final class StateModel {
         if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
             throw WireError(.invalidArgument, "A data source name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
         }
+        if limits.maximumIdentifierBytes < .max, let error = ControlCharacters.error("data source", name) { throw error }
         if dataSources.count >= limits.maximumDataSources {
             throw WireError(.limitExceeded, "listd already holds \(dataSources.count) data sources, its limit.")
         }
     }
 
-    private func checkIdentifiers(_ ids: some Sequence<String>, _ limits: ChangeLimits) throws(WireError) {
+    /// New identifiers: at most the byte limit, and no control characters.
+    private func checkIdentifiers(_ ids: some Sequence<String>, _ limits: ChangeLimits, kind: String) throws(WireError) {
         let limit = limits.maximumIdentifierBytes
-        for id in ids where id.utf8.count > limit {
-            throw WireError(.limitExceeded, "Identifier \"\(id.prefix(40))…\" is longer than \(limit) bytes.")
+        for id in ids {
+            if id.utf8.count > limit {
+                throw WireError(.limitExceeded, "Identifier \"\(ControlCharacters.escaped(id.prefix(40)))…\" is longer than \(limit) bytes.")
+            }
+            if let error = ControlCharacters.error(kind, id) { throw error }
         }
     }
 
@@ -208,11 +213,11 @@ public final class StateModel {
         case .edit(let edit): try checkIdentifiers(of: edit, limits)
         case .batch(let edits): for edit in edits { try checkIdentifiers(of: edit, limits) }
         case .replaceSnapshot(let snapshot, _):
-            try checkIdentifiers(snapshot.sectionIdentifiers, limits)
-            try checkIdentifiers(snapshot.itemIdentifiers, limits)
+            try checkIdentifiers(snapshot.sectionIdentifiers, limits, kind: "section")
+            try checkIdentifiers(snapshot.itemIdentifiers, limits, kind: "item")
         case .replaceOutline(let section, let outline):
-            try checkIdentifiers([section], limits)
-            try checkIdentifiers(outline.items.lazy.map(\.id), limits)
+            try checkIdentifiers([section], limits, kind: "section")
+            try checkIdentifiers(outline.items.lazy.map(\.id), limits, kind: "item")
         case .setExpansion, .setLayout, .setCellProvider:
             break
         }
@@ -221,9 +226,9 @@ public final class StateModel {
     private func checkIdentifiers(of edit: SnapshotEdit, _ limits: ChangeLimits) throws(WireError) {
         switch edit {
         case .appendSections(let sections), .insertSections(let sections, _), .updateSections(let sections):
-            try checkIdentifiers(sections.lazy.map(\.id), limits)
+            try checkIdentifiers(sections.lazy.map(\.id), limits, kind: "section")
         case .appendItems(let items, _), .insertItems(let items, _), .updateItems(let items), .replaceItems(_, let items):
-            try checkIdentifiers(items.lazy.map(\.id), limits)
+            try checkIdentifiers(items.lazy.map(\.id), limits, kind: "item")
         default:
             break  // these only name identifiers that must already exist
         }
@@ -236,6 +241,7 @@ public final class StateModel {
         if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
             throw WireError(.invalidArgument, "A registration name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
         }
+        if limits.maximumIdentifierBytes < .max, let error = ControlCharacters.error("registration", name) { throw error }
         var outcome = ChangeOutcome()
         if let existing = registrations[name] {
             guard existing.definition == registration.definition else {

@@ -108,6 +108,9 @@ public enum WireDecoding {
         guard case .array(let parts) = value, parts.count == 2, case .int(let section) = parts[0], case .int(let item) = parts[1] else {
             throw wrongType(field, "an index path [section, item]")
         }
+        guard Arguments.countRange.contains(section), Arguments.countRange.contains(item) else {
+            throw WireError(.invalidArgument, "Argument \"\(field)\" must hold two integers from 0 to \(Arguments.countRange.upperBound).")
+        }
         return IndexPath(section: section, item: item)
     }
 

@@ -95,6 +95,29 @@ public struct Arguments: Sendable {
         return number
     }
 
+    /// The integers a request may carry as counts, offsets, indexes and versions: 0 through 2^53 − 1
+    /// (what every JSON implementation represents exactly). Sums of two of them cannot overflow `Int`.
+    public static let countRange = 0...(1 << 53 - 1)
+
+    /// An optional integer argument within `range`; outside it is `invalid-argument` naming the argument
+    /// and the range.
+    public mutating func optionalInt(_ name: String, in range: ClosedRange<Int>) throws(WireError) -> Int? {
+        guard let number = try optionalInt(name) else { return nil }
+        guard range.contains(number) else { throw Self.outOfRange(name, range) }
+        return number
+    }
+
+    /// A required integer argument within `range`.
+    public mutating func int(_ name: String, in range: ClosedRange<Int>) throws(WireError) -> Int {
+        guard let number = try optionalInt(name, in: range) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        return number
+    }
+
+    /// The error for an integer argument outside `range`.
+    public static func outOfRange(_ name: String, _ range: ClosedRange<Int>) -> WireError {
+        WireError(.invalidArgument, "Argument \"\(name)\" must be an integer from \(range.lowerBound) to \(range.upperBound).")
+    }
+
     public mutating func optionalBool(_ name: String) throws(WireError) -> Bool? {
         guard let value = value(name) else { return nil }
         guard case .bool(let flag) = value else { throw Self.wrongType(name, "a boolean") }
