@@ -11,6 +11,8 @@ let package = Package(
         // Cell registrations, content configurations and reuse pools.
         .library(name: "CellCore", targets: ["CellCore"]),
         .library(name: "ListLayout", targets: ["ListLayout"]),
+        // The daemon's engine; its InProcessServer serves the fuzzer (Fuzz/).
+        .library(name: "ListServer", targets: ["ListServer"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
         .executable(name: "listview", targets: ["listview"]),
@@ -24,7 +26,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .target(name: "DiffableCore"),
@@ -34,7 +35,7 @@ let package = Package(
         // Cells: registrations, content configurations, templates, state, reuse pools. No I/O.
         .target(
             name: "CellCore",
-            dependencies: ["DiffableCore", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: ["DiffableCore"]
         ),
         .testTarget(name: "CellCoreTests", dependencies: ["CellCore", "DiffableCore"]),
         .target(name: "ListWire", dependencies: ["DiffableCore"]),
@@ -58,6 +59,7 @@ let package = Package(
                 "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

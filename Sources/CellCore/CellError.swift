@@ -9,6 +9,9 @@ public struct CellError: Error, Hashable, Sendable, CustomStringConvertible {
         case registrationNotFound = "registration-not-found"
         /// No cell provider rule maps the item (or supplementary kind) to a registration.
         case noRegistration = "no-registration"
+        /// A template is over a `TemplateLimits` limit: too large or too deeply nested (at `register`), or
+        /// rendering a cell would take too much work or output (that cell fails).
+        case limitExceeded = "limit-exceeded"
     }
 
     public var code: Code

@@ -30,11 +30,14 @@ public struct Registration: Sendable {
     private let content: [String: ValueTemplate]
     private let background: (style: BackgroundStyle, properties: [String: ValueTemplate])?
     private let accessories: [(kind: AccessoryKind, displayed: String, properties: [String: ValueTemplate])]
+    /// The bounds its templates were compiled within, and that rendering a cell spends from.
+    public let limits: TemplateLimits
 
     /// Validates and compiles a definition.
     ///
-    /// - Throws: `CellError` (`invalid-registration`) naming the offending member.
-    public init(name: String, definition: JSONValue) throws(CellError) {
+    /// - Throws: `CellError`: `invalid-registration` naming the offending member, `limit-exceeded` naming
+    ///   a template over a size or nesting limit of `limits` (all checked before that template compiles).
+    public init(name: String, definition: JSONValue, limits: TemplateLimits = .standard) throws(CellError) {
         guard case .object(let members) = definition else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": the definition must be an object.")
         }
@@ -43,6 +46,8 @@ public struct Registration: Sendable {
         }
         self.name = name
         self.definition = definition
+        self.limits = limits
+        var budget = CompileBudget(limits: limits)
         switch (members["kind"], members["elementKind"]) {
         case (.string("cell")?, nil), (nil, nil):
             kind = .cell
@@ -73,10 +78,11 @@ public struct Registration: Sendable {
                     + ListContentStyle.allCases.map(\.rawValue).joined(separator: ", ") + ", or plugin:NAME.")
         }
         contentType = type
-        typeTemplate = try ValueTemplate(.string(type), path: "contentConfiguration.type")
+        typeTemplate = try ValueTemplate(.string(type), path: "\(name).contentConfiguration.type", budget: &budget)
         // A plugin's configuration takes any properties: they go to the plugin, rendered.
         content = try Self.compile(
-            configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration")
+            configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration",
+            budget: &budget)
 
         switch members["background"] {
         case nil, .null?:
@@ -87,7 +93,7 @@ public struct Registration: Sendable {
                     .invalidRegistration,
                     "Registration \"\(name)\": \"background.type\" must be one of " + BackgroundStyle.allCases.map(\.rawValue).joined(separator: ", ") + ".")
             }
-            background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: "\(name).background"))
+            background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: "\(name).background", budget: &budget))
         default:
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"background\" must be an object.")
         }
@@ -113,7 +119,8 @@ public struct Registration: Sendable {
                     }
                     displayed = text
                 }
-                accessories.append((accessory, displayed, try Self.compile(properties, allowed: AccessoryKind.properties, path: "\(name).accessories[\(index)]")))
+                accessories.append(
+                    (accessory, displayed, try Self.compile(properties, allowed: AccessoryKind.properties, path: "\(name).accessories[\(index)]", budget: &budget)))
             }
         default:
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"accessories\" must be an array.")
@@ -121,21 +128,20 @@ public struct Registration: Sendable {
         self.accessories = accessories
     }
 
-    private static func compile(_ members: [String: JSONValue], allowed: Set<String>?, path: String) throws(CellError) -> [String: ValueTemplate] {
+    private static func compile(
+        _ members: [String: JSONValue], allowed: Set<String>?, path: String, budget: inout CompileBudget
+    ) throws(CellError) -> [String: ValueTemplate] {
+        if let allowed, let key = members.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw CellError(.invalidRegistration, "\(path): unknown property \"\(key)\"; known: \(allowed.sorted().joined(separator: ", ")).")
+        }
         var compiled: [String: ValueTemplate] = [:]
-        for (key, value) in members {
-            if let allowed, !allowed.contains(key) {
-                throw CellError(.invalidRegistration, "\(path): unknown property \"\(key)\"; known: \(allowed.sorted().joined(separator: ", ")).")
-            }
-            compiled[key] = try ValueTemplate(value, path: "\(path).\(key)")
+        // In key order, so that the template named by a registration-wide size error does not depend on hashing.
+        for key in members.keys.sorted() {
+            compiled[key] = try ValueTemplate(members[key]!, path: "\(path).\(key)", budget: &budget)
         }
         return compiled
     }
 
-    /// Configures a cell for an item: the content (the rendered properties and the style's reaction to
-    /// the state, over the style's defaults), the background and the accessories shown in this state.
-    ///
-    /// - Throws: `CellError` (`invalid-registration`) when a templated type renders to an unknown style.
     /// The plugin type (`emoji` for `plugin:emoji`) when a plugin configures the content, else `nil`.
     public var pluginType: String? {
         contentType.hasPrefix("plugin:") ? String(contentType.dropFirst("plugin:".count)) : nil
@@ -145,14 +151,33 @@ public struct Registration: Sendable {
     public var hasContentProperties: Bool { !content.isEmpty }
 
     /// For a plugin registration: the registration's content properties, rendered for the item (sent to
-    /// the plugin with the cell).
+    /// the plugin with the cell). Within the cell's `TemplateLimits`; a property over them renders as `""`
+    /// (`checkPluginRendering` tells beforehand).
     public func pluginProperties(_ context: TemplateContext) -> JSONValue {
-        .object(content.mapValues { $0.render(context) })
+        var budget = RenderBudget(limits: limits)
+        // Lenient rendering does not throw.
+        return .object((try? Self.render(content, context, budget: &budget, lenient: true)) ?? [:])
+    }
+
+    /// For a plugin registration: renders what the registration renders for a plugin cell (its content
+    /// properties, background and accessories) to see whether it stays within the cell's limits.
+    ///
+    /// - Throws: `CellError` (`limit-exceeded`) naming the template that goes over them.
+    public func checkPluginRendering(_ context: TemplateContext) throws(CellError) {
+        var budget = RenderBudget(limits: limits)
+        try checkPluginRendering(context, budget: &budget)
+    }
+
+    /// `checkPluginRendering(_:)`, spending from `budget` (a fresh one per cell; it tells the steps taken).
+    public func checkPluginRendering(_ context: TemplateContext, budget: inout RenderBudget) throws(CellError) {
+        _ = try Self.render(content, context, budget: &budget)
+        _ = try decorations(context, budget: &budget)
     }
 
     /// For a plugin registration: the cell with the plugin's `content` (an object) of content type `type`
     /// (the registration's own unless the plugin names another it provides) and, unless the plugin gives
-    /// its own, the registration's background and accessories.
+    /// its own, the registration's background and accessories (a template over the cell's limits renders
+    /// as `""` there).
     public func configured(
         withPluginContent pluginContent: [String: JSONValue], type: String? = nil, background: JSONValue?, accessories: JSONValue?,
         _ context: TemplateContext
@@ -160,34 +185,52 @@ public struct Registration: Sendable {
         let type = type ?? contentType
         var content = pluginContent
         content["type"] = .string(type)
-        let decorations = self.decorations(context)
+        var budget = RenderBudget(limits: limits)
+        // Lenient rendering does not throw.
+        let decorations = (try? self.decorations(context, budget: &budget, lenient: true)) ?? (.null, .array([]))
         return ConfiguredCell(
             type: type, content: .object(content), background: background ?? decorations.background,
             accessories: accessories ?? decorations.accessories)
     }
 
+    /// Configures a cell for an item: the content (the rendered properties and the style's reaction to
+    /// the state, over the style's defaults), the background and the accessories shown in this state.
+    /// Rendering spends from one `RenderBudget` of the registration's `limits` for the whole cell.
+    ///
+    /// - Throws: `CellError`: `invalid-registration` when a templated type renders to an unknown style,
+    ///   `limit-exceeded` when the cell's templates would take more work or output than its limits.
     public func configure(_ context: TemplateContext) throws(CellError) -> ConfiguredCell {
+        var budget = RenderBudget(limits: limits)
+        return try configure(context, budget: &budget)
+    }
+
+    /// `configure(_:)`, spending from `budget` (a fresh one per cell; afterwards it tells what the cell took).
+    public func configure(_ context: TemplateContext, budget: inout RenderBudget) throws(CellError) -> ConfiguredCell {
         if pluginType != nil {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": a plugin configures \(contentType) cells.")
         }
-        let typeName = typeTemplate.render(context).stringValue ?? ""
+        let typeName = try typeTemplate.render(context, budget: &budget).stringValue ?? ""
         guard let style = ListContentStyle(rawValue: typeName) else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
         }
         // Only what differs from the style's defaults: the registration's properties and the state's changes.
-        var configured = Self.merge([:], rendered: content, context)
+        var configured = overlay(try Self.render(content, context, budget: &budget), on: [:])
         configured = style.updated(configured, for: context.state)
         configured["type"] = .string(style.rawValue)
 
-        let decorations = self.decorations(context)
+        let decorations = try self.decorations(context, budget: &budget)
         return ConfiguredCell(type: style.rawValue, content: .object(configured), background: decorations.background, accessories: decorations.accessories)
     }
 
-    /// The background and the accessories shown in this state.
-    private func decorations(_ context: TemplateContext) -> (background: JSONValue, accessories: JSONValue) {
+    /// The background and the accessories shown in this state. With `lenient`, templates over the budget
+    /// render as `""` instead of throwing.
+    private func decorations(
+        _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
+    ) throws(CellError) -> (background: JSONValue, accessories: JSONValue) {
         var backgroundJSON: JSONValue = .null
         if let background {
-            var properties = background.style.updated(Self.merge(background.style.defaults, rendered: background.properties, context), for: context.state)
+            let rendered = try Self.render(background.properties, context, budget: &budget, lenient: lenient)
+            var properties = background.style.updated(overlay(rendered, on: background.style.defaults), for: context.state)
             properties["type"] = .string(background.style.rawValue)
             backgroundJSON = .object(properties)
         }
@@ -199,7 +242,7 @@ public struct Registration: Sendable {
             case "whenNotEditing" where context.state.editing: continue
             default: break
             }
-            var properties = accessory.properties.mapValues { $0.render(context) }
+            var properties = try Self.render(accessory.properties, context, budget: &budget, lenient: lenient)
             properties["type"] = .string(accessory.kind.rawValue)
             properties["displayed"] = .string(accessory.displayed)
             if accessory.kind == .outlineDisclosure { properties["expanded"] = .bool(context.state.expanded) }
@@ -209,9 +252,22 @@ public struct Registration: Sendable {
         return (backgroundJSON, .array(shown))
     }
 
-    /// `base` overlaid with the rendered properties (see `overlay`).
-    private static func merge(_ base: [String: JSONValue], rendered templates: [String: ValueTemplate], _ context: TemplateContext) -> [String: JSONValue] {
-        overlay(templates.mapValues { $0.render(context) }, on: base)
+    /// Renders the properties from one budget, in key order (so that which one goes over a limit does not
+    /// depend on hashing).
+    private static func render(
+        _ templates: [String: ValueTemplate], _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
+    ) throws(CellError) -> [String: JSONValue] {
+        var rendered: [String: JSONValue] = [:]
+        rendered.reserveCapacity(templates.count)
+        if templates.count == 1, let (key, template) = templates.first {
+            rendered[key] = lenient ? template.renderLeniently(context, budget: &budget) : try template.render(context, budget: &budget)
+            return rendered
+        }
+        for key in templates.keys.sorted() {
+            let template = templates[key]!
+            rendered[key] = lenient ? template.renderLeniently(context, budget: &budget) : try template.render(context, budget: &budget)
+        }
+        return rendered
     }
 }
 

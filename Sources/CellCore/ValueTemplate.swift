@@ -1,5 +1,4 @@
 import DiffableCore
-import Mustache
 
 /// A JSON value whose strings may be Mustache templates, rendered against a cell's item:
 /// `{"text": "{{title}}", "textProperties": {"numberOfLines": 2}}` with the payload `{"title": "감기"}`
@@ -7,89 +6,98 @@ import Mustache
 ///
 /// Templates see the item's payload members at the top level (`{{title}}`, `{{lastAnswer.content}}`),
 /// and `item` (the identifier), `section`, `index` and `state` (see `CellState`). Output is plain text
-/// (no HTML escaping).
+/// (no HTML escaping). `Template` lists the Mustache supported; `TemplateLimits` bounds compiling and
+/// rendering.
 public indirect enum ValueTemplate: Sendable {
     case literal(JSONValue)
-    /// Text with plain `{{path}}` variables only, rendered natively (no reflection).
-    case simple([SimplePart])
-    case text(MustacheTemplate)
+    /// A string containing `{{`, compiled.
+    case text(Template)
     case array([ValueTemplate])
     case object([String: ValueTemplate])
 
-    /// A piece of a simple template.
-    public enum SimplePart: Sendable {
-        case text(String)
-        case variable([String])
-    }
-
-    /// The parts of `text` when it is only literal text and `{{name}}` / `{{a.b}}` variables; else `nil`.
-    static func simpleParts(_ text: String) -> [SimplePart]? {
-        var parts: [SimplePart] = []
-        var rest = Substring(text)
-        while let open = rest.range(of: "{{") {
-            if open.lowerBound > rest.startIndex { parts.append(.text(String(rest[..<open.lowerBound]))) }
-            guard let close = rest[open.upperBound...].range(of: "}}") else { return nil }
-            let name = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
-            guard !name.isEmpty, name != ".", name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "-" }),
-                !name.hasPrefix("."), !name.hasSuffix(".")
-            else { return nil }
-            parts.append(.variable(name.split(separator: ".").map(String.init)))
-            rest = rest[close.upperBound...]
-        }
-        if !rest.isEmpty { parts.append(.text(String(rest))) }
-        return parts
-    }
-
-    /// Compiles the strings of `value` that contain `{{` as templates.
+    /// Compiles the strings of `value` that contain `{{` as templates, with a budget of its own.
     ///
-    /// - Throws: `CellError` (`invalid-registration`) naming the path of a template that does not parse.
-    public init(_ value: JSONValue, path: String) throws(CellError) {
+    /// - Throws: `CellError`: `invalid-registration` naming the path of a template that does not parse,
+    ///   `limit-exceeded` naming the path of one over a size or nesting limit.
+    public init(_ value: JSONValue, path: String, limits: TemplateLimits = .standard) throws(CellError) {
+        var budget = CompileBudget(limits: limits)
+        try self.init(value, path: path, budget: &budget)
+    }
+
+    /// Compiles the strings of `value` that contain `{{` as templates, taking their bytes from `budget`
+    /// (one budget for all the templates of a registration). Sizes are checked before anything compiles.
+    ///
+    /// - Throws: as `init(_:path:limits:)`.
+    public init(_ value: JSONValue, path: String, budget: inout CompileBudget) throws(CellError) {
         switch value {
         case .string(let text) where text.contains("{{"):
-            if let parts = Self.simpleParts(text) {
-                self = .simple(parts)
-                return
-            }
-            do {
-                self = .text(try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + text))
-            } catch {
-                throw CellError(.invalidRegistration, "The template at \(path) does not parse: \(error).")
-            }
+            try budget.take(text.utf8.count, path: path)
+            self = .text(try Template(text, path: path, limits: budget.limits))
         case .array(let elements):
             var compiled: [ValueTemplate] = []
-            for (index, element) in elements.enumerated() { compiled.append(try ValueTemplate(element, path: "\(path)[\(index)]")) }
+            compiled.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                compiled.append(try ValueTemplate(element, path: "\(path)[\(index)]", budget: &budget))
+            }
             self = .array(compiled)
         case .object(let members):
             var compiled: [String: ValueTemplate] = [:]
-            for (key, member) in members { compiled[key] = try ValueTemplate(member, path: "\(path).\(key)") }
+            for (key, member) in members { compiled[key] = try ValueTemplate(member, path: "\(path).\(key)", budget: &budget) }
             self = .object(compiled)
         default:
             self = .literal(value)
         }
     }
 
-    /// The value with every template rendered.
-    public func render(_ context: TemplateContext) -> JSONValue {
+    /// The value with every template rendered, spending from the cell's `budget`.
+    ///
+    /// - Throws: `CellError` (`limit-exceeded`, naming the template's path) when rendering would go over
+    ///   the budget's limits.
+    public func render(_ context: TemplateContext, budget: inout RenderBudget) throws(CellError) -> JSONValue {
         switch self {
         case .literal(let value): return value
-        case .simple(let parts):
-            var output = ""
-            for part in parts {
-                switch part {
-                case .text(let text): output += text
-                case .variable(let path): context.lookup(path).map { output += $0.templateText }
-                }
+        case .text(let template): return .string(try template.render(context, budget: &budget))
+        case .array(let elements):
+            var rendered: [JSONValue] = []
+            rendered.reserveCapacity(elements.count)
+            for element in elements { rendered.append(try element.render(context, budget: &budget)) }
+            return .array(rendered)
+        case .object(let members):
+            var rendered: [String: JSONValue] = [:]
+            rendered.reserveCapacity(members.count)
+            for (key, member) in members { rendered[key] = try member.render(context, budget: &budget) }
+            return .object(rendered)
+        }
+    }
+
+    /// The value with every template rendered, within the standard limits: a template that would go
+    /// over them renders as `""` (use `render(_:budget:)` to learn about it).
+    public func render(_ context: TemplateContext) -> JSONValue {
+        var budget = RenderBudget()
+        return renderLeniently(context, budget: &budget)
+    }
+
+    /// The value with every template rendered from `budget`; a template that would go over it renders as `""`.
+    public func renderLeniently(_ context: TemplateContext, budget: inout RenderBudget) -> JSONValue {
+        switch self {
+        case .literal(let value): return value
+        case .text(let template):
+            do throws(CellError) {
+                return .string(try template.render(context, budget: &budget))
+            } catch {
+                return .string("")
             }
-            return .string(output)
-        case .text(let template): return .string(template.render(context))
-        case .array(let elements): return .array(elements.map { $0.render(context) })
-        case .object(let members): return .object(members.mapValues { $0.render(context) })
+        case .array(let elements): return .array(elements.map { $0.renderLeniently(context, budget: &budget) })
+        case .object(let members):
+            var rendered: [String: JSONValue] = [:]
+            for (key, member) in members { rendered[key] = member.renderLeniently(context, budget: &budget) }
+            return .object(rendered)
         }
     }
 }
 
 /// What templates can read for one cell.
-public struct TemplateContext: MustacheParent {
+public struct TemplateContext: Sendable {
     public var item: String
     public var data: JSONValue
     public var section: String
@@ -104,69 +112,14 @@ public struct TemplateContext: MustacheParent {
         self.state = state
     }
 
-    /// The value at a variable's path, as Mustache would find it (`nil` when absent).
-    func lookup(_ path: [String]) -> JSONValue? {
-        guard let first = path.first else { return nil }
-        var value: JSONValue
-        switch first {
-        case "state": value = state.json
-        case "item", "id": value = .string(item)
-        case "section": value = .string(section)
-        case "index": value = .int(indexPath.item)
-        default:
-            guard let member = data[first] else { return nil }
-            value = member
-        }
-        for component in path.dropFirst() {
-            switch value {
-            case .object(let members):
-                guard let next = members[component] else { return nil }
-                value = next
-            case .array(let elements):
-                guard let index = Int(component), elements.indices.contains(index) else { return nil }
-                value = elements[index]
-            default:
-                return nil
-            }
-        }
-        return value
-    }
-
-    public func child(named name: String) -> Any? {
+    /// A name at the top level: `state`, `item` (or `id`), `section`, `index`, else the payload's member.
+    func rootValue(named name: String) -> JSONValue? {
         switch name {
-        case "state": return MustacheJSON(state.json)
-        case "item", "id": return item
-        case "section": return section
-        case "index": return indexPath.item
-        default: return data[name].map(MustacheJSON.init)
-        }
-    }
-}
-
-/// A JSON value as Mustache sees it: objects have children, arrays are sequences, `null` and `false`
-/// are false, scalars render as text.
-struct MustacheJSON: MustacheParent, MustacheCustomRepresentation {
-    let value: JSONValue
-
-    init(_ value: JSONValue) { self.value = value }
-
-    func child(named name: String) -> Any? {
-        switch value {
-        case .object(let members): return members[name].map(MustacheJSON.init)
-        case .array(let elements): return Int(name).flatMap { elements.indices.contains($0) ? MustacheJSON(elements[$0]) : nil }
-        default: return nil
-        }
-    }
-
-    var representation: Any? {
-        switch value {
-        case .null: return nil
-        case .bool(let flag): return flag
-        case .int(let number): return number
-        case .double(let number): return number
-        case .string(let text): return text
-        case .array(let elements): return elements.map(MustacheJSON.init)
-        case .object: return self
+        case "state": return state.json
+        case "item", "id": return .string(item)
+        case "section": return .string(section)
+        case "index": return .int(indexPath.item)
+        default: return data[name]
         }
     }
 }
@@ -183,14 +136,5 @@ extension JSONValue {
         case .string(let text): return text
         case .array, .object: return description
         }
-    }
-}
-
-extension Substring {
-    func trimmingSpaces() -> Substring {
-        var result = self
-        while result.first == " " { result = result.dropFirst() }
-        while result.last == " " { result = result.dropLast() }
-        return result
     }
 }

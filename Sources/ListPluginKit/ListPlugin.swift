@@ -90,7 +90,8 @@ public struct ListPlugin: Sendable {
             }
             log("reconnecting in \(delay)")
             sleepFor(delay)
-            delay = min(delay * 2, maximumBackoff)
+            // Doubled without overflow, whatever maximumBackoff is.
+            delay = delay < maximumBackoff / 2 ? delay * 2 : maximumBackoff
         }
     }
 

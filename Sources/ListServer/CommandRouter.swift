@@ -126,7 +126,11 @@ struct CommandRouter: Sendable {
         do {
             value = try JSONParser.parse(line)
         } catch {
-            return fail(id: nil, WireError(.invalidJSON, "The line is not valid JSON: \(error)."), state: state)
+            let failure = WireError(.invalidJSON, "The line is not valid JSON: \(error).")
+            var outcome = fail(id: nil, failure, state: state)
+            // A plugin that sends something other than JSON is disconnected (see "Plugin cell providers").
+            outcome.afterReply = Self.afterUnreadableLine(from: connection, failure)
+            return outcome
         }
         let request: Request
         do {

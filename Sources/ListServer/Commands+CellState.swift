@@ -86,7 +86,10 @@ extension CommandRouter {
 
     /// Configures a displayed cell again for what it shows now (same cell identifier); `nil` when what it
     /// showed is gone.
-    static func reconfigure(view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration]) -> Reconfiguration? {
+    /// `work` is the render budget shared by the cells of one request or one change (see `RenderWork`).
+    static func reconfigure(
+        view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration], work: RenderWork = RenderWork()
+    ) -> Reconfiguration? {
         guard let cell = view.cells.cells[id], let key = cell.displayedFor, let registration = registrations[cell.registration] else { return nil }
         let snapshot = dataSource.snapshot
         if registration.pluginType != nil {
@@ -112,7 +115,7 @@ extension CommandRouter {
                 configureCell(
                     view: view, key: key, registration: registration,
                     context: { TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: $0) },
-                    position: .supplementary(path, elementKind: String(parts[1]), section: section.id)))
+                    position: .supplementary(path, elementKind: String(parts[1]), section: section.id), work: work))
         }
         guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
         let section = snapshot.sectionIdentifier(at: path.section)!
@@ -120,7 +123,7 @@ extension CommandRouter {
             configureCell(
                 view: view, key: key, registration: registration,
                 context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
-                position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource)))
+                position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource), work: work))
     }
 
     static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {
@@ -150,6 +153,8 @@ extension CommandRouter {
         var reloadedItems = Set<String>()
         var reloadedSections = Set<String>()
         var reconfigured: [String] = []
+        // One render budget for every cell this change configures again, across all views.
+        let work = RenderWork()
         for stage in changes.stages {
             for reload in stage.itemReloads { reloadedItems.insert(reload.item.id) }
             for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
@@ -171,7 +176,7 @@ extension CommandRouter {
             var placeholders: [CellReply] = []
             for item in reconfigured {
                 guard let cell = view.cells.displayedCell(for: item) else { continue }
-                switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations) {
+                switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations, work: work) {
                 case nil: continue
                 case .configured(let configured): view.connection.sendEvent(cellUpdatedEvent(view: view, cell: configured))
                 case .plugin(var request, let placeholder):

@@ -11,6 +11,7 @@ extension WireError {
         case .registrationExists: code = .registrationExists
         case .registrationNotFound: code = .registrationNotFound
         case .noRegistration: code = .noRegistration
+        case .limitExceeded: code = .limitExceeded
         }
         self.init(code, error.message)
     }

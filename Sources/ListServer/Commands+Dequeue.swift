@@ -66,6 +66,7 @@ extension CommandRouter {
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
                 var pluginRequests: [PluginCellRequest] = []
+                let work = RenderWork()
                 for entry in plan {
                     if entry.registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
@@ -78,6 +79,20 @@ extension CommandRouter {
                         }
                         let templateContext = TemplateContext(
                             item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
+                        // The registration's templates go over the cell's limits: that cell fails, as a configured one does.
+                        do throws(CellError) {
+                            try work.spend(on: entry.registration) { budget throws(CellError) in
+                                try entry.registration.checkPluginRendering(templateContext, budget: &budget)
+                            }
+                        } catch {
+                            view.cells.release(id)
+                            var failed = CellReply(
+                                id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused,
+                                state: cellState, indentationLevel: placement?.level ?? 0)
+                            failed.error = WireError(error)
+                            results.append(failed)
+                            continue
+                        }
                         pluginRequests.append(PluginCellRequest(index: results.count, registration: entry.registration, context: templateContext, cell: id))
                         results.append(
                             CellReply(
@@ -91,7 +106,7 @@ extension CommandRouter {
                             context: { state in
                                 TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
                             }, position: .item(entry.path, entry.item.id),
-                            outline: outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)))
+                            outline: outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource), work: work))
                 }
                 let version = dataSource.version
                 func execution(_ cells: [CellReply]) -> Execution {
@@ -157,10 +172,11 @@ extension CommandRouter {
         }
     }
 
-    /// Takes a cell for `key` (displayed, pooled or new) and configures it.
+    /// Takes a cell for `key` (displayed, pooled or new) and configures it. With `work`, the rendering
+    /// steps count toward the request's (see `RenderWork`).
     static func configureCell(
         view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
-        position: CellReply.Position, outline: OutlinePlacement? = nil
+        position: CellReply.Position, outline: OutlinePlacement? = nil, work: RenderWork? = nil
     ) -> CellReply {
         let (id, reused, _) = view.cells.obtain(registration: registration.name, for: key)
         var state = view.cells.cells[id]!.state
@@ -173,7 +189,10 @@ extension CommandRouter {
             id: id, position: position, registration: registration.name, reused: reused, state: state,
             indentationLevel: outline?.level ?? 0)
         do throws(CellError) {
-            let configured = try registration.configure(makeContext(state))
+            let context = makeContext(state)
+            let configured = try (work ?? RenderWork()).spend(on: registration) { budget throws(CellError) in
+                try registration.configure(context, budget: &budget)
+            }
             let previousType = view.cells.cells[id]!.contentType
             if view.cells.configured(id, with: configured) {
                 reply.replacedWarning =
@@ -212,4 +231,34 @@ extension CommandRouter {
         }
     }
 
+}
+
+/// The rendering steps the cells of one request have taken together, against
+/// `TemplateLimits.maxRequestRenderSteps`: once they are spent, the request's further cells fail with
+/// `limit-exceeded` without rendering, so that no request holds the event loop for long.
+final class RenderWork {
+    private(set) var steps = 0
+    let limit: Int
+
+    init(limit: Int = TemplateLimits.standard.maxRequestRenderSteps) {
+        self.limit = limit
+    }
+
+    /// Runs `render` with a fresh budget of the registration's limits and counts the steps it took (also
+    /// when it throws).
+    ///
+    /// - Throws: `CellError` (`limit-exceeded`) when the request's steps are already spent, or what
+    ///   `render` throws.
+    func spend<Result>(
+        on registration: Registration, _ render: (inout RenderBudget) throws(CellError) -> Result
+    ) throws(CellError) -> Result {
+        guard steps < limit else {
+            throw CellError(
+                .limitExceeded,
+                "The cells before this one took the request's \(limit) rendering steps: ask for fewer cells at a time (registration \"\(registration.name)\").")
+        }
+        var budget = RenderBudget(limits: registration.limits)
+        defer { steps += budget.steps }
+        return try render(&budget)
+    }
 }

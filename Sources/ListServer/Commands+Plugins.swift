@@ -50,10 +50,9 @@ extension CommandRouter {
                     var answers: [String: JSONValue] = [:]
                     for (index, cell) in cells.enumerated() {
                         guard case .string(let id)? = cell["cell"] else {
-                            let connection = context.connection
                             return Execution(
                                 result: { _ in },
-                                afterReply: [{ connection.disconnect(reason: "configured: cells[\(index)] has no \"cell\"") }])
+                                afterReply: [{ plugin.close(reason: "configured: cells[\(index)] has no \"cell\"") }])
                         }
                         answers[id] = cell
                     }
@@ -62,12 +61,11 @@ extension CommandRouter {
                     case .delivered: accepted = true
                     case .late: accepted = false
                     case .unknown:
-                        let connection = context.connection
                         return Execution(
                             result: { writer in
                                 writer.key("accepted")
                                 writer.bool(false)
-                            }, afterReply: [{ connection.disconnect(reason: "configured: request \(request) was never sent") }])
+                            }, afterReply: [{ plugin.close(reason: "configured: request \(request) was never sent (or was answered already)") }])
                     }
                     return Execution { writer in
                         writer.key("accepted")
@@ -155,7 +153,8 @@ extension CommandRouter {
             outstanding += 1
             plugin.configure(
                 ids: entries.map(\.cell), writeCells: { writer in for entry in entries { writeConfigureCell(entry, type: type, to: &writer) } },
-                deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)), eventLoop: eventLoop
+                deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
+                limits: (state.configuration.maximumPluginPendingRequests, state.configuration.maximumOutputBytesHard), eventLoop: eventLoop
             ) { answers in
                 outstanding -= 1
                 for entry in entries {
@@ -175,7 +174,7 @@ extension CommandRouter {
                     guard case .object(let content)? = answer["content"] else {
                         plugin.errors += 1
                         fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" sent content of the wrong shape.")
-                        plugin.connection.disconnect(reason: "configured: cell \(entry.cell) has no content object")
+                        plugin.close(reason: "configured: cell \(entry.cell) has no content object")
                         continue
                     }
                     // A plugin providing several types may answer with any of them (UIKit: a cell given
@@ -185,7 +184,7 @@ extension CommandRouter {
                         guard case .string(let name) = named, plugin.types.contains(name) else {
                             plugin.errors += 1
                             fail(entry, .pluginUnavailable, "Plugin \"\(plugin.name)\" answered with a content type it does not provide.")
-                            plugin.connection.disconnect(reason: "configured: cell \(entry.cell) has content type \(named), not one of \(plugin.types)")
+                            plugin.close(reason: "configured: cell \(entry.cell) has content type \(named), not one of \(plugin.types)")
                             continue
                         }
                         contentType = name
@@ -209,5 +208,15 @@ extension CommandRouter {
             }
         }
         finishIfDone()
+    }
+}
+
+extension CommandRouter {
+    /// What follows the error reply to a line that is not JSON: nothing for a client; a plugin broke the
+    /// protocol ("Deadlines and faults"), so it is disconnected with the reason logged, and the cells
+    /// waiting on it fail with `plugin-unavailable`.
+    static func afterUnreadableLine(from connection: ConnectionHandler, _ error: WireError) -> [() -> Void] {
+        guard let plugin = connection.plugin else { return [] }
+        return [{ plugin.close(reason: "sent a line that is not JSON (\(error.message))") }]
     }
 }

@@ -5,6 +5,12 @@ import NIOCore
 
 /// A connected plugin: the content configuration types it provides and the configure requests it has
 /// not answered yet. Confined to the event loop.
+///
+/// The requests a plugin has not answered are bounded: those in flight and those that timed out but
+/// were never answered (a plugin answers every request, late ones too) count toward
+/// `maxPluginPendingRequests`, and their bytes toward `maxOutputBytesHard`. A plugin past either is
+/// unhealthy (it does not read, or reads and never answers): it is disconnected, its cells fail with
+/// `plugin-unavailable`, and listd holds nothing more for it.
 final class PluginSession {
     let name: String
     let types: [String]
@@ -17,12 +23,19 @@ final class PluginSession {
         var sentAt: ContinuousClock.Instant
         var timer: Scheduled<Void>?
         var complete: ([String: JSONValue]?) -> Void
+        /// The request's size on the wire.
+        var bytes: Int
     }
 
     private(set) var pending: [Int: Pending] = [:]
-    /// Requests that timed out recently: a late answer to one is dropped quietly.
-    private var timedOut: [Int] = []
+    /// Requests that timed out and were not answered yet, with their sizes: a late answer to one is
+    /// dropped quietly (and no longer counts).
+    private var timedOut: [Int: Int] = [:]
     private var nextRequest = 1
+    /// Bytes of the requests in `pending` and `timedOut`.
+    private(set) var unansweredBytes = 0
+    /// Set once the plugin was found broken or unhealthy: it gets no more requests.
+    private(set) var isClosed = false
 
     // Counters for `stats`.
     var requests = 0
@@ -37,13 +50,21 @@ final class PluginSession {
         self.connection = connection
     }
 
+    /// Requests sent and not answered (in flight, or timed out and never answered).
+    var unansweredRequests: Int { pending.count + timedOut.count }
+
     /// Sends a configure request for the cells `ids` (`writeCells` writes each as the object the protocol
-    /// describes, into the `cells` array) and calls `complete` with the answers by cell id, or with `nil`
-    /// when the deadline passes first.
+    /// describes, into the `cells` array) and calls `complete` with the answers by cell id, with `nil`
+    /// when the deadline passes first, or with no answers (`[:]`) when the plugin is gone or was
+    /// disconnected for holding too many unanswered requests (`limits`).
     func configure(
-        ids: [String], writeCells: (inout JSONWriter) -> Void, deadline: TimeAmount, eventLoop: EventLoop,
-        complete: @escaping ([String: JSONValue]?) -> Void
+        ids: [String], writeCells: (inout JSONWriter) -> Void, deadline: TimeAmount, limits: (requests: Int, bytes: Int),
+        eventLoop: EventLoop, complete: @escaping ([String: JSONValue]?) -> Void
     ) {
+        guard !isClosed else {
+            complete([:])
+            return
+        }
         let request = nextRequest
         nextRequest += 1
         requests += 1
@@ -59,17 +80,25 @@ final class PluginSession {
         writeCells(&writer)
         writer.endArray()
         writer.endObject()
+        let size = writer.bytes.count + 1
+        if unansweredRequests + 1 > limits.requests || unansweredBytes + size > limits.bytes {
+            close(
+                restart: true, reason: "unhealthy: \(unansweredRequests) configure requests (\(unansweredBytes) bytes) not answered; "
+                    + "limits \(limits.requests) requests, \(limits.bytes) bytes")
+            complete([:])
+            return
+        }
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
         let timer = eventLoop.scheduleTask(in: deadline) { bound.value.expire(request) }
-        pending[request] = Pending(cells: ids, sentAt: .now, timer: timer, complete: complete)
+        pending[request] = Pending(cells: ids, sentAt: .now, timer: timer, complete: complete, bytes: size)
+        unansweredBytes += size
         connection.sendEvent(writer.bytes)
     }
 
     private func expire(_ request: Int) {
         guard let entry = pending.removeValue(forKey: request) else { return }
         timeouts += 1
-        timedOut.append(request)
-        if timedOut.count > 1_024 { timedOut.removeFirst(timedOut.count - 1_024) }
+        timedOut[request] = entry.bytes
         entry.complete(nil)
     }
 
@@ -77,15 +106,18 @@ final class PluginSession {
         case delivered
         /// An answer to a request that already timed out: dropped.
         case late
-        /// An answer to a request never sent: a protocol violation.
+        /// An answer to a request never sent (or answered already): a protocol violation.
         case unknown
     }
 
     /// Delivers the plugin's answer to a request.
     func answer(_ request: Int, cells: [String: JSONValue]) -> Answer {
         guard let entry = pending.removeValue(forKey: request) else {
-            return timedOut.contains(request) ? .late : .unknown
+            guard let bytes = timedOut.removeValue(forKey: request) else { return .unknown }
+            unansweredBytes -= bytes
+            return .late
         }
+        unansweredBytes -= entry.bytes
         entry.timer?.cancel()
         latencies.append(Double((ContinuousClock.now - entry.sentAt).components.attoseconds) / 1e15)
         if latencies.count > 1_024 { latencies.removeFirst(latencies.count - 1_024) }
@@ -93,10 +125,30 @@ final class PluginSession {
         return .delivered
     }
 
+    /// The plugin broke the protocol or is unhealthy: it provides nothing from now on (its types are
+    /// free for another plugin at once), every request in flight fails, and the connection closes
+    /// with `reason` logged. With `restart`, a supervised plugin's process is restarted too (a plugin
+    /// that stopped reading may never notice its connection closed).
+    func close(restart: Bool = false, reason: String) {
+        guard !isClosed else { return }
+        isClosed = true
+        let state = connection.state
+        for type in types where state.pluginsByType[type] === self { state.pluginsByType[type] = nil }
+        state.logger.error("plugin \"\(name)\" disconnected: \(reason)", metadata: ["plugin": "\(name)"])
+        connection.disconnect(reason: reason)
+        failAll()
+        if restart, let pid = connection.peer?.pid {
+            state.supervisor?.restart(
+                peer: pid, reason: "plugin \(name): \(reason)", grace: .milliseconds(state.configuration.pluginStopGraceMilliseconds))
+        }
+    }
+
     /// The plugin went away: every request in flight fails at once.
     func failAll() {
         let all = pending
         pending = [:]
+        timedOut = [:]
+        unansweredBytes = 0
         for (_, entry) in all {
             entry.timer?.cancel()
             entry.complete([:])

@@ -95,6 +95,36 @@ public final class PluginSupervisor: Sendable {
         await update([], grace: grace)
     }
 
+    /// Restarts the supervised plugin whose process (or a process in its group) is `peer`, the peer of a
+    /// plugin connection listd closed as broken or unhealthy: SIGTERM, and SIGKILL if it is still the
+    /// same process after `grace`. Its thread then starts it again with the usual backoff. A plugin
+    /// listd did not start is left alone (it only lost its connection).
+    public func restart(peer: Int32, reason: String, grace: Duration) {
+        let group = getpgid(peer)
+        let target = entries.withLockedValue { entries -> (name: String, pid: Int32)? in
+            for entry in entries.values where !entry.stopping {
+                if let pid = entry.status.pid, pid == peer || pid == group { return (entry.spec.name, pid) }
+            }
+            return nil
+        }
+        guard let target else { return }
+        logger.warning("restarting plugin (\(reason))", metadata: ["plugin": "\(target.name)", "pid": "\(target.pid)"])
+        kill(target.pid, SIGTERM)
+        startThread {
+            let deadline = ContinuousClock.now + grace
+            while ContinuousClock.now < deadline, self.isRunning(target.pid) { self.sleep(for: .milliseconds(10)) }
+            if self.isRunning(target.pid) {
+                self.logger.warning("plugin did not stop within \(grace); killing it", metadata: ["pid": "\(target.pid)"])
+                kill(target.pid, SIGKILL)
+            }
+        }
+    }
+
+    /// A supervised plugin still runs as `pid` (its thread has not reaped it).
+    private func isRunning(_ pid: Int32) -> Bool {
+        entries.withLockedValue { entries in entries.values.contains { $0.status.pid == pid } }
+    }
+
     /// Marks every descriptor above stderr close-on-exec, once: a plugin inherits none of listd's (the
     /// socket systemd passed, descriptors listd's own parent leaked to it). A parent that watches listd
     /// through such a descriptor would otherwise see it alive for as long as a plugin runs.

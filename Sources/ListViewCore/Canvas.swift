@@ -49,10 +49,12 @@ public struct Canvas: Sendable {
     }
 
     /// Draws `text` from column `x` of row `y`, at most `maxWidth` columns (truncated with "…"), inside
-    /// `clip` columns. Returns the column after the text.
+    /// `clip` columns. Returns the column after the text. Control characters in `text` (ESC, BEL, C1…)
+    /// are drawn visibly (`TerminalText.visible`): nothing drawn reaches the terminal as a control.
     @discardableResult
     public mutating func draw(_ text: String, x: Int, y: Int, maxWidth: Int? = nil, style: TextStyle = .plain, clip: Range<Int>? = nil) -> Int {
         guard y >= 0 && y < height else { return x }
+        let text = TerminalText.visible(text)
         let visible = clip.map { $0.clamped(to: 0..<width) } ?? 0..<width
         let shown = maxWidth.map { TerminalWidth.truncate(text, to: $0) } ?? text
         var column = x

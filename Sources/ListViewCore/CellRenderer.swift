@@ -27,7 +27,7 @@ public enum CellRenderer {
             case "delete": leading = "⊖ " + leading
             case "reorder": trailing.append("≡")
             case "detail": trailing.append("ⓘ")
-            case "label": if let text = accessory["text"]?.stringValue, !text.isEmpty { trailing.append(text) }
+            case "label": if let text = accessory["text"]?.stringValue, !text.isEmpty { trailing.append(TerminalText.visible(firstLine(text))) }
             default: break
             }
         }
@@ -50,12 +50,15 @@ public enum CellRenderer {
 
     /// An image that is short text (an emoji, a glyph) is drawn; symbol names are not.
     static func image(of content: JSONValue) -> String? {
-        guard let image = content["image"]?.stringValue, !image.isEmpty, TerminalWidth.of(image) <= 2 else { return nil }
+        guard let image = content["image"]?.stringValue, !image.isEmpty, !TerminalText.needsEscaping(image), TerminalWidth.of(image) <= 2
+        else { return nil }
         return image
     }
 
+    /// The text up to its first line break, with any other control character shown visibly
+    /// (`TerminalText`): measured as it will be drawn.
     private static func firstLine(_ text: String) -> String {
-        String(text.prefix { $0 != "\n" && $0 != "\r" })
+        TerminalText.visible(String(text.prefix { $0 != "\n" && $0 != "\r" }))
     }
 
     /// The columns one outline level indents a cell by (UIKit's `indentationWidth`).
@@ -90,7 +93,7 @@ public enum CellRenderer {
         case "plainFooter", "groupedFooter":
             canvas.draw(text, x: x + 1, y: textRow, maxWidth: available - 1, style: TextStyle(dim: true, italic: true))
         case "plugin:emoji":
-            let glyph = content["text"]?.stringValue ?? text
+            let glyph = TerminalText.visible(content["text"]?.stringValue ?? text)
             let width = TerminalWidth.of(glyph)
             let middle = frame.y + (frame.height - 1) / 2
             canvas.draw(glyph, x: frame.x + max(0, (frame.width - width) / 2), y: middle, maxWidth: frame.width)

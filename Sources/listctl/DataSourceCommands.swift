@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiffableCore
+import ListViewCore
 import ListClient
 import ListWire
 
@@ -50,7 +51,7 @@ struct Show: ParsableCommand {
         if let offset { members["offset"] = .int(offset) }
         if let limit { members["limit"] = .int(limit) }
         try connection.run(request("snapshot", members)) { result in
-            print("\(dataSource) at version \(result["version"]?.intValue ?? 0)")
+            print("\(TerminalText.visible(dataSource)) at version \(result["version"]?.intValue ?? 0)")
             Output.snapshot(result["sections"] ?? [], firstItem: offset ?? 0)
         }
     }
@@ -77,7 +78,7 @@ struct ItemInfo: ParsableCommand {
     @Argument(help: "The item.") var item: String
     func run() throws {
         try connection.run(request("item", ["dataSource": .string(dataSource), "item": .string(item)])) { result in
-            print("\(item) in \(result["section"]?.stringValue ?? "") at \(Output.cell(result["indexPath"]))")
+            print("\(TerminalText.visible(item)) in \(TerminalText.visible(result["section"]?.stringValue ?? "")) at \(Output.cell(result["indexPath"]))")
             print(Output.describe(result["data"] ?? .null))
         }
     }
@@ -101,7 +102,7 @@ struct ItemAt: ParsableCommand {
     @Argument(help: "The item's index.") var item: Int
     func run() throws {
         let members: [String: JSONValue] = ["dataSource": .string(dataSource), "indexPath": [.int(section), .int(item)]]
-        try connection.run(request("itemIdentifier", members)) { print($0["item"]?.stringValue ?? "") }
+        try connection.run(request("itemIdentifier", members)) { print(TerminalText.visible($0["item"]?.stringValue ?? "")) }
     }
 }
 
@@ -111,7 +112,7 @@ struct SectionAt: ParsableCommand {
     @Argument(help: "The data source.") var dataSource: String
     @Argument(help: "The index.") var index: Int
     func run() throws {
-        try connection.run(request("sectionIdentifier", ["dataSource": .string(dataSource), "index": .int(index)])) { print($0["section"]?.stringValue ?? "") }
+        try connection.run(request("sectionIdentifier", ["dataSource": .string(dataSource), "index": .int(index)])) { print(TerminalText.visible($0["section"]?.stringValue ?? "")) }
     }
 }
 

@@ -1,29 +1,45 @@
 import DiffableCore
+import ListViewCore
 import ListWire
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Human-readable rendering for listctl.
+/// Every `print` in listctl comes here: the text (which holds identifiers, payloads and messages
+/// from listd) is written with its control characters shown visibly (`\u001b` for ESC; newlines and
+/// tabs listctl lays out itself stay), so data never reaches the terminal as an escape sequence.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    Swift.print(TerminalText.visible(items.map { "\($0)" }.joined(separator: separator), keepingLineBreaks: true), terminator: terminator)
+}
+
+/// Human-readable rendering for listctl. Nothing here writes a control character from data to the
+/// terminal (`TerminalText`); JSON lines keep every string exact, as JSON escapes.
 enum Output {
+    /// Writes a message (which may echo listd's text) and a newline to stderr, control characters shown visibly.
     static func error(_ message: String) {
-        var bytes = Array((message + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        var bytes = Array((TerminalText.visible(message, keepingLineBreaks: true) + "\n").utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
-    /// Writes a line to standard output at once (no buffering), for `watch`.
+    /// Writes a line to standard output at once (no buffering), for `watch`; control characters in it
+    /// are shown visibly.
     static func line(_ text: String) {
-        line(bytes: Array(text.utf8))
+        write(Array(TerminalText.visible(text).utf8))
     }
 
-    /// Writes bytes and a newline to standard output at once, whatever their size (a short write is
-    /// continued).
+    /// Writes a JSON line (a reply or an event as listd sent it) and a newline to standard output at
+    /// once, with the control characters in its strings as JSON escapes (`TerminalText.jsonLine`).
     static func line(bytes: [UInt8]) {
+        write(TerminalText.jsonLine(bytes))
+    }
+
+    /// Writes bytes and a newline to standard output, whatever their size (a short write is continued).
+    private static func write(_ bytes: [UInt8]) {
         let all = bytes + [0x0A]
         var offset = 0
         while offset < all.count {
-            let written = all[offset...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            let written = all[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return }
             offset += written
@@ -34,10 +50,10 @@ enum Output {
     static func cell(_ value: JSONValue?) -> String {
         switch value {
         case nil, .null?: return "-"
-        case .string(let text)?: return text.replacingNewlines()
+        case .string(let text)?: return TerminalText.visible(text)
         case .array(let elements)? where elements.allSatisfy({ if case .int = $0 { return true } else { return false } }):
             return "[" + elements.map { cell($0) }.joined(separator: ", ") + "]"
-        case let value?: return String(decoding: value.jsonBytes, as: UTF8.self)
+        case let value?: return TerminalText.visible(String(decoding: value.jsonBytes, as: UTF8.self))
         }
     }
 
@@ -48,7 +64,7 @@ enum Output {
 
     /// Columns padded to their widest cell (by Unicode scalar count; East Asian width is listview's job).
     static func table(_ header: [String], _ rows: [[String]]) {
-        let all = [header] + rows
+        let all = ([header] + rows).map { $0.map { TerminalText.visible($0) } }
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         for row in all {
             let cells = row.enumerated().map { index, cell in
@@ -60,12 +76,12 @@ enum Output {
 
     static func snapshot(_ sections: JSONValue, firstItem: Int) {
         for section in sections.arrayValue {
-            let id = section["id"]?.stringValue ?? ""
+            let id = TerminalText.visible(section["id"]?.stringValue ?? "")
             let data = section["data"].map { "  " + cell($0) } ?? ""
             let count = section["count"].map { " (\(cell($0)) items)" } ?? ""
             print("\(id)\(count)\(data)")
             for (offset, item) in section["items"]!.arrayValue.enumerated() {
-                let itemID = item.stringValue ?? item["id"]?.stringValue ?? ""
+                let itemID = TerminalText.visible(item.stringValue ?? item["id"]?.stringValue ?? "")
                 let payload = item["data"].map { "  " + cell($0) } ?? ""
                 print("  \(firstItem + offset)  \(itemID)\(payload)")
             }
@@ -77,7 +93,7 @@ enum Output {
             let children = item["children"]?.arrayValue ?? []
             let marker = children.isEmpty ? "·" : (item["expanded"] == true ? "⌄" : "›")
             let payload = item["data"].map { "  " + cell($0) } ?? ""
-            print(String(repeating: "  ", count: depth) + "\(marker) \(item["id"]?.stringValue ?? "")\(payload)")
+            print(String(repeating: "  ", count: depth) + "\(marker) \(TerminalText.visible(item["id"]?.stringValue ?? ""))\(payload)")
             outline(item["children"] ?? [], depth: depth + 1)
         }
     }
@@ -86,23 +102,8 @@ enum Output {
     static func changes(_ changes: JSONValue, indent: String, output: (String) -> Void = { print($0) }) {
         if changes["reloadData"] == true { output(indent + "reload everything") }
         if let decoded = try? WireDecoding.changes(changes) {
-            for (index, stage) in decoded.stages.enumerated() { output(indent + "stage \(index + 1): \(stage)") }
+            for (index, stage) in decoded.stages.enumerated() { output(indent + "stage \(index + 1): " + TerminalText.visible("\(stage)")) }
             if decoded.stages.isEmpty && changes["reloadData"] != true { output(indent + "no changes") }
         }
-    }
-}
-
-extension String {
-    /// Newlines and tabs shown as `\n` and `\t`, so a value stays on its table row.
-    func replacingNewlines() -> String {
-        var result = ""
-        for character in self {
-            switch character {
-            case "\n", "\r\n": result += "\\n"
-            case "\t": result += "\\t"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }

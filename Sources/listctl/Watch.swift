@@ -48,7 +48,7 @@ struct Watch: ParsableCommand {
             let event: JSONValue? = try? line.readJSON(timeout: .seconds(365 * 24 * 3600))
             if let event {
                 if connection.json {
-                    Output.line(String(decoding: event.jsonBytes, as: UTF8.self))
+                    Output.line(bytes: event.jsonBytes)
                 } else {
                     for text in output.lines(for: event) { Output.line(text) }
                 }

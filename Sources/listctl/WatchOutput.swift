@@ -53,13 +53,17 @@ struct WatchOutput {
     }
 
     /// `text` cut to the width.
+    /// `text` with its control characters shown visibly (`TerminalText`), cut to the width.
     func fit(_ text: String) -> String {
+        let text = TerminalText.visible(text)
         guard let width, TerminalWidth.of(text) > width else { return text }
         return TerminalWidth.truncate(text, to: width)
     }
 
     /// `prefix` and as many `entries` as fit, then `… +N` for the rest.
     func fitList(prefix: String, _ entries: [String]) -> String {
+        let prefix = TerminalText.visible(prefix)
+        let entries = entries.map { TerminalText.visible($0) }
         guard let width else { return prefix + entries.joined(separator: ", ") }
         var line = prefix
         var used = TerminalWidth.of(prefix)

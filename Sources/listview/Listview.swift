@@ -105,7 +105,7 @@ struct Listview: ParsableCommand {
             try session.synchronize(revealCursor: false)
             if session.model.version != version {
                 version = session.model.version
-                print("── \(dataSource) version \(version) ──")
+                print(TerminalText.visible("── \(dataSource) version \(version) ──"))
                 print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
                 fflush(nil)
             }
@@ -252,8 +252,9 @@ struct Listview: ParsableCommand {
         return ExitCode(1)
     }
 
+    /// Writes a message to stderr; control characters in it (it may echo listd's text) shown visibly.
     private func printError(_ message: String) {
-        var bytes = Array((message + "\n").utf8)
+        var bytes = Array((TerminalText.visible(message) + "\n").utf8)
         _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

@@ -17,8 +17,13 @@ public enum HomeCard {
 
     /// The card's content: `kind`, `text`, `secondaryText` and the kind's own fields.
     ///
-    /// - Throws: `CardError` when the payload is not one of the three kinds.
+    /// - Throws: `CardError` when the payload is not one of the three kinds, or a property is malformed
+    ///   or out of range (`kind` not a string, `dateFormat`, `utcOffsetMinutes`), or the date cannot be
+    ///   shown: listd then shows the cell's error, and the plugin serves the next cell.
     public static func content(data: JSONValue, properties: JSONValue, state: JSONValue) throws -> [String: JSONValue] {
+        let format = try dateFormat(properties)
+        let offset = try utcOffsetMinutes(properties)
+        if let named = properties["kind"], named != .null, named.stringValue == nil { throw CardError("kind must be a string, not \(named)") }
         guard let kind = kind(data: data, properties: properties) else {
             throw CardError("not a company, expert or consult payload (and no kind property)")
         }
@@ -41,9 +46,9 @@ public enum HomeCard {
                 details.append("\(reads) reads")
             }
             if let milliseconds = data["regDate"]?.intValue {
-                let format = properties["dateFormat"]?.stringValue ?? "yyyy.MM.dd"
-                let offset = properties["utcOffsetMinutes"]?.intValue ?? Int(properties["utcOffsetMinutes"]?.stringValue ?? "") ?? 0
-                let date = formatDate(milliseconds: milliseconds, format: format, utcOffsetMinutes: offset)
+                guard let date = formatDate(milliseconds: milliseconds, format: format, utcOffsetMinutes: offset) else {
+                    throw CardError("regDate \(milliseconds) is outside the dates a card shows")
+                }
                 content["date"] = .string(date)
                 details.append(date)
             }
@@ -53,10 +58,52 @@ public enum HomeCard {
         return content
     }
 
+    /// The largest offset from UTC `utcOffsetMinutes` may set: a day either way (real offsets are
+    /// within -12 h…+14 h).
+    public static let maximumUTCOffsetMinutes = 24 * 60
+
+    /// The registration's `utcOffsetMinutes` (an integer, or a string holding one; default 0).
+    ///
+    /// - Throws: `CardError` for anything else, or an offset beyond `maximumUTCOffsetMinutes`.
+    public static func utcOffsetMinutes(_ properties: JSONValue) throws(CardError) -> Int {
+        let offset: Int
+        switch properties["utcOffsetMinutes"] {
+        case nil, .null?: return 0
+        case .int(let value)?: offset = value
+        case .double(let value)?:
+            guard let exact = Int(exactly: value) else { throw CardError("utcOffsetMinutes \(value) is not a whole number of minutes") }
+            offset = exact
+        case .string(let text)?:
+            guard let parsed = Int(text) else { throw CardError("utcOffsetMinutes \"\(text)\" is not an integer") }
+            offset = parsed
+        case let other?: throw CardError("utcOffsetMinutes must be an integer, not \(other)")
+        }
+        guard (-maximumUTCOffsetMinutes...maximumUTCOffsetMinutes).contains(offset) else {
+            throw CardError("utcOffsetMinutes \(offset) is outside -\(maximumUTCOffsetMinutes)…\(maximumUTCOffsetMinutes)")
+        }
+        return offset
+    }
+
+    /// The registration's `dateFormat` (a string; default `yyyy.MM.dd`).
+    ///
+    /// - Throws: `CardError` when it is not a string, or longer than 256 bytes.
+    public static func dateFormat(_ properties: JSONValue) throws(CardError) -> String {
+        switch properties["dateFormat"] {
+        case nil, .null?: return "yyyy.MM.dd"
+        case .string(let format)? where format.utf8.count <= 256: return format
+        case .string?: throw CardError("dateFormat is longer than 256 bytes")
+        case let other?: throw CardError("dateFormat must be a string, not \(other)")
+        }
+    }
+
     /// Formats milliseconds since 1970 with the tokens `yyyy`, `MM`, `dd`, `HH` and `mm` (anything else is
-    /// copied), at a fixed offset from UTC.
-    public static func formatDate(milliseconds: Int, format: String, utcOffsetMinutes: Int) -> String {
-        let seconds = milliseconds.floorDivided(by: 1_000) + utcOffsetMinutes * 60
+    /// copied), at a fixed offset from UTC. Every step is checked: `nil` when the instant and offset
+    /// together leave the range of `Int` seconds (never a trap, whatever the inputs).
+    public static func formatDate(milliseconds: Int, format: String, utcOffsetMinutes: Int) -> String? {
+        let (offsetSeconds, offsetOverflow) = utcOffsetMinutes.multipliedReportingOverflow(by: 60)
+        guard !offsetOverflow else { return nil }
+        let (seconds, overflow) = milliseconds.floorDivided(by: 1_000).addingReportingOverflow(offsetSeconds)
+        guard !overflow else { return nil }
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSince1970: days)
@@ -79,6 +126,7 @@ public enum HomeCard {
 
     /// The proleptic Gregorian date of a day number (days since 1970-01-01), after Howard Hinnant's
     /// `civil_from_days`.
+    /// `days` must be within ±2^62 (any `Int` seconds divided by 86,400 is).
     static func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let era = shifted.floorDivided(by: 146_097)

@@ -1,0 +1,144 @@
+import DiffableCore
+import ListStore
+import ListWire
+import Logging
+import NIOCore
+import NIOEmbedded
+
+/// An ephemeral listd server without a socket or threads, for fuzzers and tests outside this module.
+///
+/// Its connections run the same pipeline a socket connection runs (the line framer, then
+/// `ConnectionHandler` with `CommandRouter.shared`) in an `EmbeddedChannel`, so every request takes the
+/// real command path down to the state layer; everything happens synchronously on the caller's thread.
+///
+/// ```swift
+/// let server = InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")))
+/// let connection = try server.connect()
+/// let lines = try connection.send(Array(#"{"cmd":"ping"}"#.utf8) + [0x0A])   // [#"{"ok":true,"result":{}}"#]
+/// ```
+///
+/// Not thread-safe: use a server and its connections from one thread.
+public final class InProcessServer {
+    let state: ServerState
+
+    /// A server with `configuration`'s limits. Its storage must be `.ephemeral` (nothing is written);
+    /// the listener, `demo` and plugins are ignored. Logging goes nowhere unless `logger` is given.
+    public init(configuration: ServerConfiguration, logger: Logger? = nil) {
+        precondition(configuration.storage == .ephemeral, "an in-process server is ephemeral")
+        let logger = logger ?? Logger(label: "listd.in-process", factory: { _ in SwiftLogNoOpLogHandler() })
+        state = ServerState(configuration: configuration, logger: logger)
+    }
+
+    /// A new client connection, connected and active.
+    public func connect() throws -> InProcessConnection {
+        try InProcessConnection(state: state)
+    }
+
+    /// Every data source's incarnation and version, by name.
+    public var versions: [String: DataSourceVersion] {
+        state.dataSources.mapValues { DataSourceVersion(incarnation: $0.incarnation, version: $0.version) }
+    }
+
+    /// A deterministic encoding of the whole state that lasts: every data source (sorted by name: its
+    /// name, incarnation and checkpoint content) and every registration in creation order. Two states
+    /// with the same encoding are the same state.
+    public var stateEncoding: [UInt8] {
+        var bytes: [UInt8] = []
+        for name in state.model.dataSources.keys.sorted() {
+            let dataSource = state.model.dataSources[name]!
+            bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
+            bytes += StateCoding.encode(dataSource.content)
+            bytes.append(0x0A)
+        }
+        for name in state.model.registrationOrder {
+            if let registration = state.model.registrations[name] { bytes += StateCoding.encode(registration) }
+            bytes.append(0x0A)
+        }
+        return bytes
+    }
+
+    /// What is wrong with the served state, empty when nothing is: the served data sources and the
+    /// model's must be the same objects, and each snapshot must keep its internal invariants.
+    public var consistencyProblems: [String] {
+        var problems: [String] = []
+        if Set(state.dataSources.keys) != Set(state.model.dataSources.keys) {
+            problems.append("served data sources \(state.dataSources.keys.sorted()) ≠ stored \(state.model.dataSources.keys.sorted())")
+        }
+        for (name, dataSource) in state.dataSources {
+            if let model = state.model.dataSources[name], model !== dataSource.model {
+                problems.append("data source \"\(name)\" serves another model than the state holds")
+            }
+            problems += dataSource.snapshot.invariantViolations().map { "\(name): \($0)" }
+        }
+        return problems
+    }
+}
+
+/// Where a data source is in its history: versions only grow within one incarnation (a data source
+/// dropped and created again under the same name starts another).
+public struct DataSourceVersion: Equatable, Sendable {
+    public let incarnation: String
+    public let version: Int
+}
+
+/// One client connection of an `InProcessServer`.
+public final class InProcessConnection {
+    private let channel = EmbeddedChannel()
+    /// Written bytes after the last newline (none while every write is whole lines).
+    private var partial: [UInt8] = []
+
+    init(state: ServerState) throws {
+        try channel.pipeline.syncOperations.addHandlers([
+            ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)),
+            ConnectionHandler(state: state, router: CommandRouter.shared),
+        ])
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
+    }
+
+    /// Whether the connection is still open (listd closes it after `line-too-long`, for example).
+    public var isOpen: Bool { channel.isActive }
+
+    /// Delivers `bytes` as one read burst, runs whatever the event loop has due, and returns the complete
+    /// lines written since the last call (replies and events, without their newlines). Nothing when
+    /// the connection is closed.
+    public func send(_ bytes: [UInt8]) throws -> [[UInt8]] {
+        guard channel.isActive else { return [] }
+        var buffer = channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        try channel.writeInbound(buffer)
+        channel.embeddedEventLoop.run()
+        return try output()
+    }
+
+    /// The peer closes its sending side (half-closure, as a socket client's `shutdown(SHUT_WR)`).
+    public func closeInput() throws -> [[UInt8]] {
+        guard channel.isActive else { return [] }
+        channel.pipeline.syncOperations.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        channel.embeddedEventLoop.run()
+        return try output()
+    }
+
+    /// Moves this connection's event loop clock forward and runs what falls due (plugin deadlines,
+    /// partial-line timeouts), returning the lines written meanwhile.
+    public func advanceTime(milliseconds: Int64) throws -> [[UInt8]] {
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(milliseconds))
+        return try output()
+    }
+
+    /// How many bytes were written after the last newline: a reply split across writes, or unterminated.
+    public var unterminatedOutputBytes: Int { partial.count }
+
+    /// Closes the connection (the server forgets its views).
+    public func close() {
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    private func output() throws -> [[UInt8]] {
+        try channel.throwIfErrorCaught()
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { partial += buffer.readableBytesView }
+        guard let last = partial.lastIndex(of: 0x0A) else { return [] }
+        let lines = partial[..<last].split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+        partial.removeSubrange(...last)
+        return lines
+    }
+}

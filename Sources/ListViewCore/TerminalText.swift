@@ -1,0 +1,107 @@
+/// Text from listd (identifiers, payloads, server messages) made safe to write to a terminal.
+///
+/// Data may hold control characters: ESC starting a CSI or OSC sequence (OSC 52 writes the clipboard,
+/// others retitle the window or move the cursor), BEL, or the C1 controls (U+0080…U+009F, which some
+/// terminals obey as 8-bit CSI and OSC). listctl and listview write none of them from data: in human
+/// output each is shown visibly as `\u001b`; in JSON output each stays a JSON escape, so the line still
+/// parses back to the exact string.
+public enum TerminalText {
+    /// Whether a scalar is a control character a terminal could act on: C0 (U+0000…U+001F), DEL
+    /// (U+007F) and C1 (U+0080…U+009F).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `text` with every control character written visibly, as `\n`, `\t`, `\r`, or `\u001b` (four hex
+    /// digits). With `keepingLineBreaks`, newlines and tabs stay as they are (for multi-line output the
+    /// tool itself lays out).
+    public static func visible(_ text: String, keepingLineBreaks: Bool = false) -> String {
+        guard needsEscaping(text, keepingLineBreaks: keepingLineBreaks) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n" where keepingLineBreaks, "\t" where keepingLineBreaks: result.unicodeScalars.append(scalar)
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default: result += escape(scalar.value)
+            }
+        }
+        return result
+    }
+
+    /// Whether `visible` would change `text` (scans its UTF-8 bytes; no allocation).
+    public static func needsEscaping(_ text: String, keepingLineBreaks: Bool = false) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte < 0x20 {
+                if !(keepingLineBreaks && (byte == 0x0A || byte == 0x09)) { return true }
+            } else if byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                return true  // DEL, or a C1 control (U+0080…U+009F is C2 80…C2 9F in UTF-8)
+            }
+            previous = byte
+        }
+        return false
+    }
+
+    /// A JSON line to print as is, with any control character inside its strings written as a JSON
+    /// escape (`\u001b`, `\u007f`, `\u009b`): listd escapes C0 itself but writes DEL and C1 raw, as JSON
+    /// allows. The result is the same JSON text (it parses to the same value). Bytes outside strings are
+    /// left alone.
+    public static func jsonLine(_ bytes: [UInt8]) -> [UInt8] {
+        var clean = true
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                clean = false
+                break
+            }
+            previous = byte
+        }
+        if clean { return bytes }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 32)
+        var inString = false
+        var escaped = false
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            guard inString else {
+                if byte == UInt8(ascii: "\"") { inString = true }
+                output.append(byte)
+                continue
+            }
+            if escaped {
+                escaped = false
+                output.append(byte)
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+                output.append(byte)
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+                output.append(byte)
+            } else if byte < 0x20 || byte == 0x7F {
+                output += escape(UInt32(byte)).utf8
+            } else if byte == 0xC2, index < bytes.count, (0x80...0x9F).contains(bytes[index]) {
+                output += escape(UInt32(bytes[index])).utf8
+                index += 1
+            } else {
+                output.append(byte)
+            }
+        }
+        return output
+    }
+
+    private static let hexDigits = Array("0123456789abcdef")
+
+    /// `\u` and four lowercase hex digits (the scalars escaped here are all below U+0100).
+    private static func escape(_ value: UInt32) -> String {
+        "\\u00" + String(hexDigits[Int(value >> 4 & 0xF)]) + String(hexDigits[Int(value & 0xF)])
+    }
+}
