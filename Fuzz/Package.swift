@@ -1,0 +1,21 @@
+// swift-tools-version:5.4
+// libFuzzer works only from a separate package with tools version ≤ 5.x: newer tools link executables
+// with `--defsym main=…`, which collides with libFuzzer's own main. Build and run: see README.md.
+import PackageDescription
+
+let package = Package(
+    name: "listd-fuzz",
+    dependencies: [.package(name: "listd", path: "..")],
+    targets: [
+        // One fuzz target: a mode byte picks raw request lines or generated valid-looking commands.
+        .executableTarget(
+            name: "listd-fuzz",
+            dependencies: [
+                .product(name: "ListServer", package: "listd"),
+                .product(name: "ListWire", package: "listd"),
+                .product(name: "DiffableCore", package: "listd"),
+            ],
+            path: "Sources/ListdFuzz"
+        )
+    ]
+)

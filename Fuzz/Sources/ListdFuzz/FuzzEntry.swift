@@ -1,0 +1,21 @@
+/// libFuzzer's entry point. The first byte picks the mode:
+/// - even: the rest is raw bytes, split at newlines into request lines (at most 256);
+/// - odd: the rest drives `CommandGenerator`, which writes valid-looking requests.
+/// Each input runs against a fresh ephemeral server (`Session`), which checks the invariants after
+/// every line and aborts when one breaks.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func listdFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let mode = bytes.first else { return 0 }
+    let session = Session()
+    if mode & 1 == 0 {
+        for line in bytes.dropFirst().split(separator: 0x0A, omittingEmptySubsequences: false).prefix(256) {
+            session.request(Array(line))
+        }
+    } else {
+        var generator = CommandGenerator(bytes: bytes.dropFirst())
+        while let line = generator.next() { session.request(Array(line.utf8)) }
+    }
+    session.finish()
+    return 0
+}
