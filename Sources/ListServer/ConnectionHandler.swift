@@ -7,8 +7,14 @@ import NIOCore
 /// One client connection: frames lines, runs each request through the router in order, writes the
 /// replies (flushed once per read burst, so pipelined requests are answered in one write), and carries
 /// the events of the views attached on it.
-final class ConnectionHandler: ChannelInboundHandler {
+///
+/// It also bounds what one connection can make listd hold (see `ConnectionHandler+Limits.swift`): while
+/// its unsent output is above `maximumOutputBytes` it neither reads nor runs requests; at
+/// `maximumOutputBytesHard` it is closed; an unfinished line times out and counts toward the server's
+/// cap on unfinished lines.
+final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = FramedLine
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     let state: ServerState
@@ -22,23 +28,41 @@ final class ConnectionHandler: ChannelInboundHandler {
     var plugin: PluginSession?
     /// A request is waiting before it can reply (a dequeue waiting for plugins, a request waiting for a
     /// write to finish before it runs): later lines wait in `queued`, so replies stay in request order.
-    private var waiting = false
-    private var queued: [ByteBuffer] = []
+    var waiting = false
+    var queued: [ByteBuffer] = []
     /// The `line-too-long` reply, when it arrived while a request was waiting: sent after the replies
     /// to the lines before it.
-    private var lastReply: [UInt8]?
-    private var closeWhenIdle = false
+    var lastReply: [UInt8]?
+    var closeWhenIdle = false
     var peer: PeerCredentials?
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var inputClosed = false
-    private var closing = false
+    var closing = false
 
     /// The line limit this connection's framer was made with (a reload changes only new connections').
     let maximumLineBytes: Int
+    /// The output limits in force when the connection opened (its write buffer's water marks use them).
+    let maximumOutputBytes: Int
+    let maximumOutputBytesHard: Int
+    /// How long a line may stay unfinished.
+    let partialLineTimeout: TimeAmount
+
+    /// Unsent output is above `maximumOutputBytes`: no reading, no requests run, until it drains.
+    var outputPaused = false
+    /// A read was asked for while reading was held; issued when reading resumes.
+    var readHeld = false
+    /// Bytes of the unfinished line the framer holds (counted in `ServerState.partialLineBytes`).
+    var heldPartialBytes = 0
+    /// When the unfinished line began (nil: none, or its clock is stopped while output is paused).
+    var partialLineStarted: NIODeadline?
+    var partialLineCheckScheduled = false
 
     init(state: ServerState, router: CommandRouter) {
         self.state = state
         maximumLineBytes = state.configuration.maximumLineBytes
+        maximumOutputBytes = state.configuration.maximumOutputBytes
+        maximumOutputBytesHard = max(state.configuration.maximumOutputBytesHard, state.configuration.maximumOutputBytes)
+        partialLineTimeout = .seconds(Int64(state.configuration.partialLineTimeoutSeconds))
         self.router = router
     }
 
@@ -50,6 +74,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        releasePartialLine()
         state.unregister(self)
         self.context = nil
     }
@@ -58,33 +83,55 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
+            releasePartialLine()
             state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
             let reply = router.errorReply(
                 id: nil, WireError(.lineTooLong, "The line is longer than \(maximumLineBytes) bytes; closing the connection."))
             // After the replies to the lines before it, then the connection closes.
             closeWhenIdle = true
-            if waiting {
+            if isHoldingLines {
                 lastReply = reply
             } else {
                 process(CommandOutcome(reply: reply), context: context)
                 if isIdle { closeAfterFlush(context: context) }
             }
         case .line(let line):
+            partialLineStarted = nil
             handleLine(line, context: context)
+        case .partial(let bytes):
+            partialLine(bytes: bytes, context: context)
         }
     }
 
-    private func handleLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
-        if waiting {
+    /// Lines wait in `queued` (behind a waiting request, or while output is paused).
+    var isHoldingLines: Bool { waiting || outputPaused || !queued.isEmpty }
+
+    func handleLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
+        if isHoldingLines {
             queued.append(line)
             return
         }
+        runLine(line, context: context)
+    }
+
+    /// Runs the queued lines while nothing holds them, then the held-back `line-too-long` reply.
+    func runQueuedLines(context: ChannelHandlerContext) {
+        while !waiting, !outputPaused, !closing, !queued.isEmpty { runLine(queued.removeFirst(), context: context) }
+        if !waiting, !outputPaused, !closing, queued.isEmpty, let reply = lastReply {
+            lastReply = nil
+            process(CommandOutcome(reply: reply), context: context)
+        }
+    }
+
+    /// Runs one line now (the queue is being drained in order).
+    private func runLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
         let outcome = line.withUnsafeReadableBytes { bytes -> CommandOutcome? in
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
             return router.handle(line: bytes, connection: self)
         }
         guard let outcome else { return }
         process(outcome, context: context)
+        checkOutput(context: context)
     }
 
     /// Delivers an outcome now, or once it is resolved. A reply that waits for its change to be stored
@@ -112,11 +159,8 @@ final class ConnectionHandler: ChannelInboundHandler {
             guard let context = self.context else { return }
             self.waiting = false
             self.process(final, context: context)
-            while !self.waiting, !self.queued.isEmpty { self.handleLine(self.queued.removeFirst(), context: context) }
-            if !self.waiting, let reply = self.lastReply {
-                self.lastReply = nil
-                self.process(CommandOutcome(reply: reply), context: context)
-            }
+            self.checkOutput(context: context)
+            self.runQueuedLines(context: context)
             self.writePending(context: context)
             context.flush()
             if self.isIdle && self.closeWhenIdle { self.closeAfterFlush(context: context) }
@@ -131,8 +175,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     private var replies: [PendingReply] = []
 
-    /// No request is waiting and no reply is held back.
-    private var isIdle: Bool { !waiting && replies.isEmpty }
+    /// No request is waiting or queued and no reply is held back.
+    var isIdle: Bool { !waiting && replies.isEmpty && queued.isEmpty && lastReply == nil }
 
     /// Delivers the queued replies from the front while they are known.
     private func deliverReadyReplies(context: ChannelHandlerContext) {
@@ -197,15 +241,16 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Replies of the current read burst, written as one buffer at the end of the burst (or before
     /// anything else is written, so the order of lines never changes).
-    private var pending: ByteBuffer?
+    var pending: ByteBuffer?
 
-    private func write(context: ChannelHandlerContext, reply: [UInt8]) {
+    func write(context: ChannelHandlerContext, reply: [UInt8]) {
+        guard admitOutput(reply.count + 1, context: context) else { return }
         if pending == nil { pending = context.channel.allocator.buffer(capacity: reply.count + 1) }
         pending!.writeBytes(reply)
         pending!.writeInteger(UInt8(ascii: "\n"))
     }
 
-    private func writePending(context: ChannelHandlerContext) {
+    func writePending(context: ChannelHandlerContext) {
         guard let buffer = pending else { return }
         pending = nil
         context.write(wrapOutboundOut(buffer), promise: nil)
@@ -234,7 +279,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// limit: then the view gets a last `overflow` event and the connection is closed.
     func push(_ event: ByteBuffer) {
         guard let context, !closing else { return }
-        let buffered = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let buffered = bufferedBytes(context: context)
         if buffered + event.readableBytes > state.configuration.maximumViewQueueBytes {
             state.viewsOverflowed += 1
             state.logger.warning(
@@ -251,6 +296,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             closeAfterFlush(context: context)
             return
         }
+        guard admitOutput(event.readableBytes, context: context) else { return }
         writePending(context: context)
         context.writeAndFlush(wrapOutboundOut(event), promise: nil)
     }

@@ -74,6 +74,12 @@ public final class ListServer: Sendable {
         let router = CommandRouter.shared
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
+            .serverChannelInitializer { channel in
+                // Out of file descriptors, accepting pauses instead of spinning (see `AcceptThrottle`).
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptThrottle(logger: logger))
+                }
+            }
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -84,8 +90,11 @@ public final class ListServer: Sendable {
                         channel.close(promise: nil)
                         return
                     }
+                    // The connection handler stops reading while unsent output is above the high mark
+                    // (maxOutputBytes) and resumes below the low one.
+                    let high = max(limits.maximumOutputBytes, 2)
+                    try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: high / 2, high: high))
                     try channel.pipeline.syncOperations.addHandlers([
-                        BackPressureHandler(),
                         ByteToMessageHandler(LineFramer(maximumLineBytes: limits.maximumLineBytes)),
                         ConnectionHandler(state: serverState, router: router),
                     ])
@@ -189,7 +198,8 @@ public final class ListServer: Sendable {
     }
 
     /// Puts new limits in force (the listener and the demo flag stay as they are). Connections opened
-    /// from now on use the new line limit; every other limit applies to the next request. Plugins no
+    /// from now on use the new line, output and partial-line-timeout limits; every other limit applies
+    /// to the next request. Plugins no
     /// longer listed are stopped, new ones started; the others keep running.
     public func reload(_ configuration: ServerConfiguration) async {
         let state = self.state

@@ -29,6 +29,8 @@ final class ServerState {
     /// The plugin processes listd runs itself (set once the socket listens).
     var supervisor: PluginSupervisor?
     var connections: [Int: ConnectionHandler] = [:]
+    /// Bytes of unfinished request lines held across all connections (see `shedPartialLines`).
+    var partialLineBytes = 0
     private var nextConnectionID = 1
     var isShuttingDown = false
     /// The STATUS= line last sent to the service manager.

@@ -1,6 +1,7 @@
 import DiffableCore
 import ListServer
 import ListWire
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -9,6 +10,10 @@ import ListWire
 /// The optional `--config` file: a JSON object with limits, the log level and plugins, e.g.
 /// `{"maxLineBytes": 16777216, "logLevel": "info", "pluginDirectory": "/usr/local/lib/listd/plugins",
 /// "plugins": ["/opt/card-plugin", {"name": "py", "command": ["/usr/bin/python3", "/opt/pycard.py"]}]}`.
+///
+/// Loading refuses, naming the file and the key: a key that is not a setting, a limit that is not a
+/// positive integer, a log level that is not one of `Logger.Level`'s, a plugin directory that is not a
+/// directory, a malformed plugin entry.
 struct FileSettings {
     var values: [String: Int] = [:]
     var logLevel: String?
@@ -35,20 +40,52 @@ struct FileSettings {
         }
         guard case .object(let members) = try JSONParser.parse(bytes) else { throw SettingsError("\(path): not a JSON object") }
         var settings = FileSettings()
-        for (key, value) in members {
-            if key == "logLevel", case .string(let level) = value {
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "logLevel":
+                guard case .string(let level) = value else { throw SettingsError("\(path): \"logLevel\" must be a string") }
+                try validateLogLevel(level, setting: "\(path): \"logLevel\"")
                 settings.logLevel = level
-            } else if key == "pluginDirectory", case .string(let directory) = value {
+            case "pluginDirectory":
+                guard case .string(let directory) = value else { throw SettingsError("\(path): \"pluginDirectory\" must be a string") }
+                try validateDirectory(directory, setting: "\(path): \"pluginDirectory\"")
                 settings.pluginDirectory = directory
-            } else if key == "plugins", case .array(let entries) = value {
+            case "plugins":
+                guard case .array(let entries) = value else { throw SettingsError("\(path): \"plugins\" must be an array") }
                 for entry in entries { settings.plugins.append(try plugin(entry, path: path)) }
-            } else if keys.contains(key), case .int(let number) = value, number > 0 {
+            case _ where keys.contains(key):
+                guard case .int(let number) = value, number > 0 else {
+                    throw SettingsError("\(path): \"\(key)\" must be a positive integer, not \(String(decoding: value.jsonBytes, as: UTF8.self))")
+                }
                 settings.values[key] = number
-            } else {
-                throw SettingsError("\(path): unknown or invalid setting \"\(key)\"")
+            default:
+                throw SettingsError(
+                    "\(path): unknown setting \"\(key)\" (the settings are \((keys + ["logLevel", "pluginDirectory", "plugins"]).sorted().joined(separator: ", ")))")
             }
         }
+        if let soft = settings.values["maxOutputBytes"], let hard = settings.values["maxOutputBytesHard"], soft > hard {
+            throw SettingsError("\(path): \"maxOutputBytes\" (\(soft)) is above \"maxOutputBytesHard\" (\(hard))")
+        }
         return settings
+    }
+
+    /// The log levels, as `--log-level` and `logLevel` spell them.
+    static let logLevels = Logger.Level.allCases.map(\.rawValue)
+
+    /// Refuses a log level that is not one of `logLevels`; `setting` names where it came from.
+    static func validateLogLevel(_ level: String, setting: String) throws {
+        guard Logger.Level(rawValue: level) != nil else {
+            throw SettingsError("\(setting) is \"\(level)\", not a log level (\(logLevels.joined(separator: ", ")))")
+        }
+    }
+
+    /// Refuses a path that is not an existing directory; `setting` names where it came from.
+    static func validateDirectory(_ directory: String, setting: String) throws {
+        var status = stat()
+        guard stat(directory, &status) == 0 else {
+            throw SettingsError("\(setting): \"\(directory)\" is not a usable directory (\(String(cString: strerror(errno))))")
+        }
+        guard (status.st_mode & S_IFMT) == S_IFDIR else { throw SettingsError("\(setting): \"\(directory)\" is not a directory") }
     }
 
     /// A plugin entry: an executable's path, or `{"name"?, "command": [executable, arguments…]}`.

@@ -57,9 +57,31 @@ struct Listd: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    /// Refuses a log level or plugin directory given on the command line that cannot work.
+    func validate() throws {
+        if let logLevel {
+            do { try FileSettings.validateLogLevel(logLevel, setting: "--log-level") } catch { throw ValidationError("\(error)") }
+        }
+        if let pluginDirectory {
+            do { try FileSettings.validateDirectory(pluginDirectory, setting: "--plugin-directory") } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+    }
+
     func run() async throws {
         let useJournal = Systemd.stderrIsJournal
-        let settings = try FileSettings.load(config)
+        let settings: FileSettings
+        var configuration: ServerConfiguration
+        do {
+            // Settings are checked before anything starts: a mistake stops listd, naming the file and key.
+            settings = try FileSettings.load(config)
+            configuration = try makeConfiguration(listener: .path(""), settings: settings)
+        } catch {
+            Self.printError("cannot start: \(error)")
+            Systemd.notify("STATUS=Cannot start: \(error)\nERRNO=\(EINVAL)")
+            throw ExitCode(EX_CONFIG)
+        }
         let level = Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info
         LoggingSystem.bootstrap { label in
             var handler = ListdLogHandler(label: label, useJournal: useJournal)
@@ -77,7 +99,7 @@ struct Listd: AsyncParsableCommand {
         } else {
             listener = .path(try socket ?? Self.defaultSocketPath())
         }
-        var configuration = makeConfiguration(listener: listener, settings: settings)
+        configuration.listener = listener
         configuration.storage = try storage()
 
         let server: ListServer
@@ -98,9 +120,9 @@ struct Listd: AsyncParsableCommand {
             if signal == .sighup {
                 Systemd.reloading()
                 do {
-                    await server.reload(makeConfiguration(listener: configuration.listener, settings: try FileSettings.load(config)))
+                    await server.reload(try makeConfiguration(listener: configuration.listener, settings: try FileSettings.load(config)))
                 } catch {
-                    logger.error("reload failed, keeping the running configuration: \(error)")
+                    logger.error("reload failed, keeping the running configuration: \(error)", metadata: ["config": "\(config ?? "-")"])
                 }
                 Systemd.ready(status: await server.status())
                 continue
@@ -127,18 +149,32 @@ struct Listd: AsyncParsableCommand {
         return .directory(PluginDirectory.absolute(directory), sync: mode)
     }
 
-    /// The configuration: defaults, then the file's settings, then the command line's options.
-    func makeConfiguration(listener: ServerConfiguration.Listener, settings: FileSettings) -> ServerConfiguration {
+    /// The configuration: defaults, then the file's settings, then the command line's options. Throws when
+    /// a plugin directory is no longer a directory, or the output limits contradict each other.
+    func makeConfiguration(listener: ServerConfiguration.Listener, settings: FileSettings) throws -> ServerConfiguration {
         var configuration = ServerConfiguration(listener: listener)
         settings.apply(to: &configuration)
         if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
         if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
         configuration.demo = demo
-        for directory in [settings.pluginDirectory, pluginDirectory].compactMap({ $0 }) {
+        let configFile = config ?? "the configuration"
+        for (directory, setting) in [(settings.pluginDirectory, "\(configFile): \"pluginDirectory\""), (pluginDirectory, "--plugin-directory")] {
+            guard let directory else { continue }
+            try FileSettings.validateDirectory(directory, setting: setting)
             configuration.plugins += PluginDirectory.executables(in: directory)
+        }
+        if configuration.maximumOutputBytes > configuration.maximumOutputBytesHard {
+            throw SettingsError(
+                "\(configFile): maxOutputBytes (\(configuration.maximumOutputBytes)) is above maxOutputBytesHard (\(configuration.maximumOutputBytesHard))")
         }
         configuration.plugins += plugins.map { SupervisedPluginSpec(executable: PluginDirectory.absolute($0)) }
         return configuration
+    }
+
+    /// Writes `message` to stderr before logging is set up.
+    static func printError(_ message: String) {
+        let line = Array("listd: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     static func defaultSocketPath() throws -> String {

@@ -8,18 +8,26 @@ import Testing
 enum Framed: Equatable, CustomStringConvertible {
     case line(String)
     case tooLong
+    case partial(Int)
 
     init(_ framed: FramedLine) {
         switch framed {
         case .line(let buffer): self = .line(String(buffer: buffer))
         case .tooLong: self = .tooLong
+        case .partial(let bytes): self = .partial(bytes)
         }
+    }
+
+    var isPartial: Bool {
+        if case .partial = self { return true }
+        return false
     }
 
     var description: String {
         switch self {
         case .line(let text): return ".line(\(text.debugDescription))"
         case .tooLong: return ".tooLong"
+        case .partial(let bytes): return ".partial(\(bytes))"
         }
     }
 }
@@ -47,8 +55,11 @@ struct FramerChannel {
         try channel.throwIfErrorCaught()
     }
 
-    /// Everything framed since the last call, in order.
-    func framed() throws -> [Framed] {
+    /// The lines (and `.tooLong`) framed since the last call, in order; unfinished-line reports are left out.
+    func framed() throws -> [Framed] { try everything().filter { !$0.isPartial } }
+
+    /// Everything framed since the last call, unfinished-line reports included, in order.
+    func everything() throws -> [Framed] {
         var framed: [Framed] = []
         while let value = try channel.readInbound(as: FramedLine.self) { framed.append(Framed(value)) }
         return framed
@@ -222,5 +233,32 @@ struct LineFramerTests {
         let framed = try oneOver.framed()
         #expect(framed == [.tooLong])
         #expect(try oneOver.finish())
+    }
+
+    /// The framer reports what it holds of an unfinished line when that changes, and after each pass that
+    /// framed a line while another is unfinished (a new line began), so the connection can time it.
+    @Test func unfinishedLinesAreReported() throws {
+        let framer = try FramerChannel(maximumLineBytes: 64)
+        try framer.write("{\"cmd\"")
+        #expect(try framer.everything() == [.partial(6)])
+        try framer.write(":")
+        #expect(try framer.everything() == [.partial(7)])
+        try framer.write("\"ping\"}\n")
+        #expect(try framer.everything() == [.line("{\"cmd\":\"ping\"}"), .partial(0)], "finished: nothing held")
+        try framer.write("a\n")
+        #expect(try framer.everything() == [.line("a")], "nothing was held, nothing is: no news")
+        try framer.write("abc")
+        #expect(try framer.everything() == [.partial(3)])
+        try framer.write("\nxyz")
+        #expect(try framer.everything() == [.line("abc"), .partial(3)], "the same size, but a new line")
+        try framer.write(String(repeating: "x", count: 70))
+        #expect(try framer.everything() == [.tooLong], "too long: nothing is held any more")
+        #expect(try framer.finish())
+        // At end of input the unfinished line becomes the last line.
+        let last = try FramerChannel(maximumLineBytes: 64)
+        try last.write("tail")
+        try last.closeInput()
+        #expect(try last.everything() == [.partial(4), .line("tail"), .partial(0)])
+        #expect(try last.finish())
     }
 }

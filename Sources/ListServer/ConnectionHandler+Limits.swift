@@ -1,0 +1,168 @@
+import ListWire
+import NIOCore
+
+/// What one connection may make listd hold: its unsent output and its unfinished line.
+///
+/// - Output: the channel's write buffer water marks are `maximumOutputBytes` (high) and half of it
+///   (low). Once a request leaves the channel unwritable, the connection stops reading (its `read`s are
+///   held) and stops running requests (framed lines wait in `queued`, in order) until the peer has read
+///   enough for the channel to become writable again. Unsent bytes reaching `maximumOutputBytesHard`
+///   (events pushed to a view that never reads, replies that waited) close the connection; one reply
+///   bigger than that limit with nothing else unsent is still sent, as reading clients need it.
+/// - Unfinished lines: the framer reports what it holds (`FramedLine.partial`). A line not finished within
+///   `partialLineTimeoutSeconds` (its clock stops while the connection is not read) closes the
+///   connection with `line-too-long`; the bytes count toward `ServerState.partialLineBytes`, whose cap
+///   closes the largest holders.
+extension ConnectionHandler {
+    /// Bytes written to the channel and not yet accepted by the socket.
+    func bufferedBytes(context: ChannelHandlerContext) -> Int {
+        (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+    }
+
+    /// Bytes of replies and events not yet accepted by the socket (written or still being gathered).
+    func unsentBytes(context: ChannelHandlerContext) -> Int {
+        bufferedBytes(context: context) + (pending?.readableBytes ?? 0)
+    }
+
+    /// Whether `count` more bytes of output may be queued; if they would bring the unsent output to the
+    /// hard limit, closes the connection (and logs why) and returns false.
+    func admitOutput(_ count: Int, context: ChannelHandlerContext) -> Bool {
+        let unsent = unsentBytes(context: context)
+        guard unsent > 0, unsent + count >= maximumOutputBytesHard else { return true }
+        closing = true
+        state.logger.warning(
+            "closing a connection that does not read its output",
+            metadata: [
+                "connection": "\(id)", "unsentBytes": "\(unsent + count)", "maxOutputBytesHard": "\(maximumOutputBytesHard)",
+            ])
+        pending = nil
+        queued = []
+        context.close(promise: nil)
+        return false
+    }
+
+    /// After a request ran: hands a large gathered output to the channel, and pauses the connection
+    /// when its unsent output is above `maximumOutputBytes` (the channel is no longer writable).
+    func checkOutput(context: ChannelHandlerContext) {
+        guard !closing else { return }
+        if let pending, pending.readableBytes + bufferedBytes(context: context) >= maximumOutputBytes {
+            writePending(context: context)
+            context.flush()
+        }
+        if !context.channel.isWritable { pauseOutput() }
+    }
+
+    /// Stops reading and running this connection's requests until its output drains.
+    func pauseOutput() {
+        guard !outputPaused else { return }
+        outputPaused = true
+        // The peer cannot finish a line that is not read: the partial line's clock stops.
+        partialLineStarted = nil
+        state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)"])
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, outputPaused, !closing {
+            outputPaused = false
+            runQueuedLines(context: context)
+            writePending(context: context)
+            context.flush()
+            if !outputPaused {
+                if heldPartialBytes > 0 {
+                    partialLineStarted = context.eventLoop.now
+                    schedulePartialLineCheck(context: context)
+                }
+                if isIdle && closeWhenIdle {
+                    closeAfterFlush(context: context)
+                } else if readHeld {
+                    readHeld = false
+                    context.read()
+                }
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Reads wait while output is paused or the connection is closing.
+    func read(context: ChannelHandlerContext) {
+        if outputPaused || closing {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    // MARK: Unfinished lines
+
+    /// The framer now holds `bytes` of an unfinished line.
+    func partialLine(bytes: Int, context: ChannelHandlerContext) {
+        state.partialLineBytes += bytes - heldPartialBytes
+        heldPartialBytes = bytes
+        if bytes == 0 {
+            partialLineStarted = nil
+        } else if partialLineStarted == nil && !outputPaused {
+            partialLineStarted = context.eventLoop.now
+            schedulePartialLineCheck(context: context)
+        }
+        if state.partialLineBytes > state.configuration.maximumPartialLineBytesTotal { state.shedPartialLines() }
+    }
+
+    /// Stops counting this connection's unfinished line (it is finished, discarded or closing).
+    func releasePartialLine() {
+        state.partialLineBytes -= heldPartialBytes
+        heldPartialBytes = 0
+        partialLineStarted = nil
+    }
+
+    /// One pending timer per connection: when it fires it checks the line unfinished now.
+    func schedulePartialLineCheck(context: ChannelHandlerContext) {
+        guard !partialLineCheckScheduled, let started = partialLineStarted else { return }
+        partialLineCheckScheduled = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(deadline: started + partialLineTimeout) { bound.value.checkPartialLine() }
+    }
+
+    private func checkPartialLine() {
+        partialLineCheckScheduled = false
+        guard let context, !closing, let started = partialLineStarted else { return }
+        if context.eventLoop.now >= started + partialLineTimeout {
+            let seconds = partialLineTimeout.nanoseconds / 1_000_000_000
+            abandonPartialLine(
+                "The line was not finished within \(seconds) second\(seconds == 1 ? "" : "s") (partialLineTimeoutSeconds); closing the connection.",
+                reason: "partial line timed out")
+        } else {
+            schedulePartialLineCheck(context: context)
+        }
+    }
+
+    /// Replies `line-too-long` with `message` and closes the connection (within a second, read or not);
+    /// requests not yet run are dropped.
+    func abandonPartialLine(_ message: String, reason: String) {
+        guard let context, !closing else { return }
+        let held = heldPartialBytes
+        releasePartialLine()
+        state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
+        state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "partialLineBytes": "\(held)"])
+        queued = []
+        lastReply = nil
+        write(context: context, reply: router.errorReply(id: nil, WireError(.lineTooLong, message)))
+        closeAfterFlush(context: context, grace: .seconds(1))
+    }
+}
+
+extension ServerState {
+    /// Closes the connections holding the most bytes of unfinished lines until the total is within
+    /// `maximumPartialLineBytesTotal`.
+    func shedPartialLines() {
+        let cap = configuration.maximumPartialLineBytesTotal
+        guard partialLineBytes > cap else { return }
+        let holders = connections.values.filter { $0.heldPartialBytes > 0 }.sorted { $0.heldPartialBytes > $1.heldPartialBytes }
+        for holder in holders {
+            guard partialLineBytes > cap else { break }
+            holder.abandonPartialLine(
+                "Unfinished lines across all connections passed maxPartialLineBytesTotal (\(cap) bytes) and this connection holds "
+                    + "the longest (\(holder.heldPartialBytes) bytes); closing the connection.",
+                reason: "unfinished lines over maxPartialLineBytesTotal")
+        }
+    }
+}

@@ -1,0 +1,280 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+/// What one process may cost listd, measured on a real `listd --ephemeral` over its socket: clients that
+/// pipeline requests and never read, a peer that never reads its events, running out of file
+/// descriptors, lines that never end, and settings that cannot work.
+@Suite("Connection hardening: output, descriptors, unfinished lines, settings", .serialized)
+struct ConnectionHardeningTests {
+    /// Four clients each pipeline 250 `snapshot`s of a 100,000-item data source (about 9 MB a reply) and
+    /// read nothing. Without back-pressure listd builds every reply (gigabytes, and the event loop is
+    /// busy for minutes); with it each connection stops being read once its unsent output passes
+    /// `maxOutputBytes`, so memory stays bounded and other clients are answered.
+    @Test func pipelinedRequestsThatAreNotReadKeepMemoryBounded() throws {
+        let daemon = try Daemon()
+        let pid = daemon.process.processIdentifier
+        let setup = try daemon.connect()
+        let payload = JSONValue.string(String(repeating: "x", count: 60))
+        let items = JSONValue.array((0..<100_000).map { ["id": .string("item-\($0)"), "data": ["t": payload]] })
+        _ = try setup.request(["cmd": "apply", "dataSource": "big", "snapshot": ["sections": [["id": "s", "items": items]]]]).result()
+        let baseline = try residentBytes(of: pid)
+
+        let request = Array(#"{"cmd":"snapshot","dataSource":"big"}"#.utf8) + [0x0A]
+        let burst = Array(repeatElement(request, count: 250).joined())
+        var attackers: [LineConnection] = []
+        for _ in 0..<4 {
+            let attacker = try daemon.connect()
+            try attacker.send(bytes: burst)
+            attackers.append(attacker)
+        }
+        // Meanwhile another client pings in a loop; listd's memory is sampled every 100 ms throughout.
+        let prober = try daemon.connect()
+        var peak = baseline
+        var latencies: [Duration] = []
+        let end = ContinuousClock.now + .seconds(12)
+        pinging: while ContinuousClock.now < end {
+            let start = ContinuousClock.now
+            try prober.send(["cmd": "ping"])
+            while true {
+                peak = max(peak, try residentBytes(of: pid))
+                guard ContinuousClock.now < end else {
+                    latencies.append(ContinuousClock.now - start)
+                    break pinging
+                }
+                if let line = try? prober.readLine(timeout: .milliseconds(100)) {
+                    #expect(try JSONParser.parse(line)["ok"] == true)
+                    break
+                }
+            }
+            latencies.append(ContinuousClock.now - start)
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let sorted = latencies.sorted()
+        let (median, slowest) = (sorted[sorted.count / 2], sorted.last!)
+        print("pipelining attack: RSS \(baseline >> 20) MB before, peak \(peak >> 20) MB; \(sorted.count) pings, median \(median), slowest \(slowest)")
+        #expect(peak < 300 << 20, "listd grew to \(peak >> 20) MB")
+        #expect(median < .seconds(1) && slowest < .seconds(10), "pings took \(median) (median), \(slowest) (slowest)")
+
+        // The paused requests still run, in order, once their client reads.
+        let reader = attackers[0]
+        for _ in 0..<5 {
+            let reply = try #require(try reader.readJSON(timeout: .seconds(60)))
+            #expect(reply["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue.count == 100_000)
+        }
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
+    }
+
+    /// A view that never reads while a writer makes events: at `maxOutputBytesHard` (here below the view
+    /// queue limit) its connection is closed and logged; the writer carries on.
+    @Test func aPeerThatNeverReadsIsClosedAtTheHardOutputLimit() throws {
+        let daemon = try Daemon(configuration: [
+            "maxOutputBytes": 65_536, "maxOutputBytesHard": 1_048_576, "maxViewQueueBytes": 67_108_864,
+        ])
+        let writer = try daemon.connect()
+        #expect(try writer.request(["cmd": "appendSections", "dataSource": "d", "sections": ["S"]])["ok"] == true)
+        let lazy = try daemon.connect()
+        #expect(try lazy.request(["cmd": "attach", "dataSource": "d"])["ok"] == true)
+        let padding = String(repeating: "p", count: 900)
+        var closed = false
+        for index in 0..<5_000 {
+            #expect(try writer.request(["cmd": "appendItems", "dataSource": "d", "items": [.string("\(padding)\(index)")]])["ok"] == true)
+            if index % 50 == 49, try writer.request(["cmd": "stats"]).result()["connections"]?["current"] == 1 {
+                closed = true
+                break
+            }
+        }
+        #expect(closed, "the connection that never reads is still open")
+        let stats = try writer.request(["cmd": "stats"]).result()
+        #expect(stats["events"]?["viewsOverflowed"] == 0, "closed by the output limit, not the view queue's")
+        // The lazy peer finds events, then the end (no overflow event: it was cut off).
+        var last: JSONValue?
+        while let line = try lazy.readJSON(timeout: .seconds(20)) { last = line }
+        #expect(last?["event"] == "changes")
+        try daemon.stop()
+        #expect(daemon.log.contains("closing a connection that does not read its output"))
+    }
+
+    /// With 64 descriptors, connections beyond them wait in the backlog: listd pauses accepting (no
+    /// 100% CPU loop), logs the limit once, and serves again once descriptors are free.
+    @Test func outOfDescriptorsListdPausesAcceptingInsteadOfSpinning() throws {
+        let daemon = try Daemon()
+        let pid = daemon.process.processIdentifier
+        let limited = try runProgram("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=64:64"])
+        try #require(limited.status == 0, "prlimit: \(limited.err)")
+        var held: [LineConnection] = []
+        for _ in 0..<100 { held.append(try daemon.connect()) }  // the backlog (256) holds what is not accepted
+        Thread.sleep(forTimeInterval: 0.5)
+        let before = try cpuTicks(of: pid)
+        Thread.sleep(forTimeInterval: 2)
+        let used = try cpuTicks(of: pid) - before
+        print("out of descriptors: listd used \(used) CPU ticks (1/100 s) in 2 s")
+        #expect(used < 40, "listd used \(used)/100 s of CPU in 2 s while out of descriptors")
+
+        held.removeFirst(60)  // closes every accepted connection: their descriptors are free again
+        let fresh = try daemon.connect()
+        #expect(try fresh.request(["cmd": "ping"], timeout: .seconds(20))["ok"] == true)
+        #expect(try held.last!.request(["cmd": "ping"], timeout: .seconds(20))["ok"] == true, "the backlog was accepted")
+        try daemon.stop()
+        let log = daemon.log
+        let reports = log.split(separator: "\n").filter { $0.contains("out of file descriptors") }
+        #expect(reports.count == 1, "\(reports)")
+        #expect(reports.first?.contains("RLIMIT_NOFILE) is 64") == true, "\(reports)")
+        #expect(log.contains("accepting connections again"))
+    }
+
+    /// A line not finished within `partialLineTimeoutSeconds` gets `line-too-long` and its connection
+    /// closes; an idle connection (no unfinished line) and a line finished in time are untouched.
+    @Test func aLineNotFinishedInTimeClosesItsConnection() throws {
+        let daemon = try Daemon(configuration: ["partialLineTimeoutSeconds": 1])
+        let idle = try daemon.connect()
+        let slow = try daemon.connect()
+        try slow.send(bytes: Array(#"{"cmd":"pi"#.utf8))
+        let quick = try daemon.connect()
+        try quick.send(bytes: Array(#"{"cmd":"pi"#.utf8))
+        Thread.sleep(forTimeInterval: 0.2)
+        try quick.send(line: #"ng"}"#)
+        #expect(try quick.readJSON(timeout: .seconds(20))?["ok"] == true)
+
+        let reply = try #require(try slow.readJSON(timeout: .seconds(20)))
+        #expect(reply.errorCode == "line-too-long")
+        #expect(reply["error"]?["message"]?.stringValue?.contains("not finished within 1 second") == true, "\(reply)")
+        #expect(try slow.readLine(timeout: .seconds(20)) == nil, "the connection is closed")
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try idle.request(["cmd": "ping"])["ok"] == true)
+        #expect(try quick.request(["cmd": "ping"])["ok"] == true)
+    }
+
+    /// Unfinished lines across connections above `maxPartialLineBytesTotal`: the largest holder gets
+    /// `line-too-long` and is closed; the others finish their lines and are answered.
+    @Test func theLargestUnfinishedLinesAreClosedPastTheGlobalCap() throws {
+        let daemon = try Daemon(configuration: ["maxPartialLineBytesTotal": 1_000_000])
+        var holders: [LineConnection] = []
+        for size in [300_000, 600_000, 50_000] {
+            let holder = try daemon.connect()
+            try holder.send(bytes: Array(repeating: 0x20, count: size))  // leading spaces: still valid JSON once finished
+            holders.append(holder)
+        }
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
+        let last = try daemon.connect()
+        try last.send(bytes: Array(repeating: 0x20, count: 200_000))
+        holders.append(last)
+
+        let largest = holders[1]
+        let reply = try #require(try largest.readJSON(timeout: .seconds(20)))
+        #expect(reply.errorCode == "line-too-long")
+        #expect(reply["error"]?["message"]?.stringValue?.contains("maxPartialLineBytesTotal") == true, "\(reply)")
+        #expect(try largest.readLine(timeout: .seconds(20)) == nil, "the connection is closed")
+        for index in [0, 2, 3] {
+            try holders[index].send(line: #"{"cmd":"ping"}"#)
+            #expect(try holders[index].readJSON(timeout: .seconds(20))?["ok"] == true, "holder \(index)")
+        }
+    }
+
+    /// Settings that cannot work stop listd at start, naming the key and where it came from.
+    @Test func settingsThatCannotWorkAreRefusedAtStart() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/listd.sock"
+        let file = directory + "/listd.json"
+        let cases: [(String, [String], [String])] = [
+            (#"{"logLevel": "loud"}"#, [], ["logLevel", file, "loud"]),
+            (#"{"pluginDirectory": "/nonexistent/plugins"}"#, [], ["pluginDirectory", file, "/nonexistent/plugins"]),
+            (#"{"maxLineByte": 1000}"#, [], ["maxLineByte", file, "unknown setting"]),
+            (#"{"maxLineBytes": "16M"}"#, [], ["maxLineBytes", file, "positive integer"]),
+            (#"{"maxOutputBytes": 2000, "maxOutputBytesHard": 1000}"#, [], ["maxOutputBytes", "maxOutputBytesHard", file]),
+            ("{}", ["--log-level", "loud"], ["--log-level", "loud"]),
+            ("{}", ["--plugin-directory", "/nonexistent/plugins"], ["--plugin-directory", "/nonexistent/plugins"]),
+        ]
+        for (contents, arguments, mentions) in cases {
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: file))
+            let run = try runProgram(
+                binaryDirectory.appendingPathComponent("listd").path, ["--socket", socket, "--ephemeral", "--config", file] + arguments,
+                timeout: .seconds(20))
+            #expect(run.status != 0, "\(contents) \(arguments) was accepted")
+            for mention in mentions { #expect(run.err.contains(mention), "\(contents) \(arguments): \(run.err)") }
+            #expect(!FileManager.default.fileExists(atPath: socket), "listd must not have listened")
+        }
+    }
+
+    /// A SIGHUP with a file that cannot work keeps the running settings and logs why; a good one applies.
+    @Test func aReloadThatCannotWorkKeepsTheRunningSettings() throws {
+        let daemon = try Daemon(configuration: ["maxLineBytes": 1000])
+        let file = daemon.directory + "/listd.json"
+        func maxLineBytes() throws -> JSONValue? { try daemon.request(["cmd": "stats"]).result()["limits"]?["maxLineBytes"] }
+        #expect(try maxLineBytes() == 1000)
+        for contents in [#"{"maxLineBytes": 2000, "logLevel": "loud"}"#, #"{"maxLineBytes": 3000, "pluginDirectory": "/nonexistent"}"#,
+                         #"{"maxLineByts": 4000}"#] {
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: file))
+            try reload(daemon)
+            #expect(try maxLineBytes() == 1000, "after reloading \(contents)")
+        }
+        try Data(#"{"maxLineBytes": 5000}"#.utf8).write(to: URL(fileURLWithPath: file))
+        kill(daemon.process.processIdentifier, SIGHUP)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try maxLineBytes() != 5000, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try maxLineBytes() == 5000, "a good file is applied")
+        try daemon.stop()
+        let failures = daemon.log.split(separator: "\n").filter { $0.contains("reload failed") }
+        #expect(failures.count == 3, "\(failures)")
+        for (failure, key) in zip(failures, ["logLevel", "pluginDirectory", "maxLineByts"]) {
+            #expect(failure.contains(key) && failure.contains(file), "\(failure)")
+        }
+    }
+}
+
+/// Sends SIGHUP and waits for the READY=1 that ends the reload (listd sends one after each reload,
+/// whether or not the file could be used).
+func reload(_ daemon: Daemon) throws {
+    func readyCount() -> Int { daemon.notify.messages.filter { $0.split(separator: "\n").contains("READY=1") }.count }
+    daemon.notify.receive()
+    let before = readyCount()
+    kill(daemon.process.processIdentifier, SIGHUP)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while readyCount() == before {
+        guard ContinuousClock.now < deadline else { throw ClientError("no READY=1 after SIGHUP") }
+        daemon.notify.receive(waitMilliseconds: 50)
+    }
+}
+
+/// `VmRSS` of a process, in bytes.
+func residentBytes(of pid: Int32) throws -> Int {
+    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+    let kilobytes = try #require(Int(line.split(separator: " ")[1]))
+    return kilobytes << 10
+}
+
+/// User plus system CPU time of a process, in clock ticks (1/100 s).
+func cpuTicks(of pid: Int32) throws -> Int {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // After "pid (name) ": state is field 3, utime 14 and stime 15.
+    let fields = try #require(stat.split(separator: ")").last).split(separator: " ")
+    return try #require(Int(fields[11])) + #require(Int(fields[12]))
+}
+
+/// Runs a program to completion; one still running after `timeout` (a listd that accepted what it
+/// should have refused) is stopped with SIGTERM.
+func runProgram(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    environment.removeValue(forKey: "NOTIFY_SOCKET")
+    process.environment = environment
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    if process.isRunning { process.terminate() }
+    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, output, errors)
+}
