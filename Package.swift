@@ -76,7 +76,7 @@ let package = Package(
         .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
         .testTarget(name: "ListClientTests", dependencies: ["ListClient", "TestSupport"]),
         // What a terminal view draws (cells, widths, the view's model), and the listview executable.
-        .target(name: "ListViewCore", dependencies: ["DiffableCore", "ListLayout"]),
+        .target(name: "ListViewCore", dependencies: ["DiffableCore", "ListLayout", "ListWire"]),
         .testTarget(name: "ListViewCoreTests", dependencies: ["ListViewCore", "ListLayout", "DiffableCore"]),
         .executableTarget(
             name: "listview",

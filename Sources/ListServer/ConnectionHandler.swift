@@ -57,6 +57,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var partialLineStarted: NIODeadline?
     var partialLineCheckScheduled = false
 
+    /// The handlers of one client connection, in order: the line framer, then the connection handler.
+    /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
+    static func handlers(state: ServerState, router: CommandRouter = .shared) -> [ChannelHandler] {
+        [ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)), ConnectionHandler(state: state, router: router)]
+    }
+
     init(state: ServerState, router: CommandRouter) {
         self.state = state
         maximumLineBytes = state.configuration.maximumLineBytes

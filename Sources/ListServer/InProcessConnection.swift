@@ -88,10 +88,7 @@ public final class InProcessConnection {
     private var partial: [UInt8] = []
 
     init(state: ServerState) throws {
-        try channel.pipeline.syncOperations.addHandlers([
-            ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)),
-            ConnectionHandler(state: state, router: CommandRouter.shared),
-        ])
+        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 

@@ -94,10 +94,7 @@ public final class ListServer: Sendable {
                     // (maxOutputBytes) and resumes below the low one.
                     let high = max(limits.maximumOutputBytes, 2)
                     try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: high / 2, high: high))
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFramer(maximumLineBytes: limits.maximumLineBytes)),
-                        ConnectionHandler(state: serverState, router: router),
-                    ])
+                    try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: serverState, router: router))
                 }
             }
 

@@ -1,3 +1,5 @@
+import ListWire
+
 /// Text from listd (identifiers, payloads, server messages) made safe to write to a terminal.
 ///
 /// Data may hold control characters: ESC starting a CSI or OSC sequence (OSC 52 writes the clipboard,
@@ -9,7 +11,7 @@ public enum TerminalText {
     /// Whether a scalar is a control character a terminal could act on: C0 (U+0000…U+001F), DEL
     /// (U+007F) and C1 (U+0080…U+009F).
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        ControlCharacters.isControl(scalar)
     }
 
     /// `text` with every control character written visibly, as `\n`, `\t`, `\r`, or `\u001b` (four hex
@@ -37,16 +39,7 @@ public enum TerminalText {
 
     /// Whether `visible` would change `text` (scans its UTF-8 bytes; no allocation).
     public static func needsEscaping(_ text: String, keepingLineBreaks: Bool = false) -> Bool {
-        var previous: UInt8 = 0
-        for byte in text.utf8 {
-            if byte < 0x20 {
-                if !(keepingLineBreaks && (byte == 0x0A || byte == 0x09)) { return true }
-            } else if byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
-                return true  // DEL, or a C1 control (U+0080…U+009F is C2 80…C2 9F in UTF-8)
-            }
-            previous = byte
-        }
-        return false
+        ControlCharacters.firstOffset(inUTF8: text.utf8, ignoringLineBreaks: keepingLineBreaks) != nil
     }
 
     /// A JSON line to print as is, with any control character inside its strings written as a JSON
@@ -54,16 +47,7 @@ public enum TerminalText {
     /// allows. The result is the same JSON text (it parses to the same value). Bytes outside strings are
     /// left alone.
     public static func jsonLine(_ bytes: [UInt8]) -> [UInt8] {
-        var clean = true
-        var previous: UInt8 = 0
-        for byte in bytes {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
-                clean = false
-                break
-            }
-            previous = byte
-        }
-        if clean { return bytes }
+        if ControlCharacters.firstOffset(inUTF8: bytes) == nil { return bytes }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 32)
         var inString = false

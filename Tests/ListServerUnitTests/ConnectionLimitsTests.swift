@@ -37,11 +37,7 @@ private struct LimitedConnection {
     }
 
     init(state: ServerState) throws {
-        try channel.pipeline.syncOperations.addHandlers([
-            socket,
-            ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)),
-            ConnectionHandler(state: state, router: CommandRouter.shared),
-        ])
+        try channel.pipeline.syncOperations.addHandlers([socket] + ConnectionHandler.handlers(state: state))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 
