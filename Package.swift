@@ -52,11 +52,16 @@ let package = Package(
         .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore"]),
         .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Who may do what: peer identities, access rules, the policy. Pure (uids and gids, no lookups).
+        .target(name: "ListAccess"),
+        .testTarget(name: "ListAccessTests", dependencies: ["ListAccess"]),
+        // Tests only: connect to a socket as another user (a forked child drops to that uid first).
+        .target(name: "CTestCredentials", path: "Tests/CTestCredentials"),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListAccess",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -66,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer", "ListStoreSQLite",
+                "ListServer", "ListStoreSQLite", "ListAccess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -98,12 +103,14 @@ let package = Package(
             ]
         ),
         // Integration tests: the real listd binary on a socket in a temporary directory.
-        .testTarget(name: "ListServerTests", dependencies: ["ListWire", "DiffableCore", "ListClient", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
+        .testTarget(
+            name: "ListServerTests",
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process).
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListWire", "DiffableCore", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "ListWire", "DiffableCore", "ListAccess", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         // `swift run -c release core-benchmarks` (see README, "Performance").

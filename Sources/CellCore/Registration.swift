@@ -32,6 +32,8 @@ public struct Registration: Sendable {
     private let accessories: [(kind: AccessoryKind, displayed: String, properties: [String: ValueTemplate])]
     /// The bounds its templates were compiled within, and that rendering a cell spends from.
     public let limits: TemplateLimits
+    /// The uid of the user that registered it (0, root, unless set).
+    public var owner: UInt32 = 0
 
     /// Validates and compiles a definition.
     ///

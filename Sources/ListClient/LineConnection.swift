@@ -24,6 +24,11 @@ public final class LineConnection {
     private var chunk = [UInt8](repeating: 0, count: 65_536)
     public private(set) var isAtEnd = false
 
+    /// Takes over a connected stream socket (closed when the connection is released).
+    public init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
     /// Connects to the socket at `path`.
     public init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

@@ -127,7 +127,7 @@ struct CommandRouter: Sendable {
             value = try JSONParser.parse(line)
         } catch {
             let failure = WireError(.invalidJSON, "The line is not valid JSON: \(error).")
-            var outcome = fail(id: nil, failure, state: state)
+            var outcome = fail(id: nil, failure, connection: connection)
             // A plugin that sends something other than JSON is disconnected (see "Plugin cell providers").
             outcome.afterReply = Self.afterUnreadableLine(from: connection, failure)
             return outcome
@@ -136,13 +136,13 @@ struct CommandRouter: Sendable {
         do {
             request = try Request(value)
         } catch {
-            return fail(id: Request.id(in: value), error, state: state)
+            return fail(id: Request.id(in: value), error, connection: connection)
         }
         guard let command = commands[request.command] else {
             return fail(
                 id: request.id,
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
-                state: state)
+                connection: connection)
         }
         if let pipeline = state.pipeline, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
             // A group of changes is being made durable: run this request once it is.
@@ -152,8 +152,9 @@ struct CommandRouter: Sendable {
             return CommandOutcome(reply: [], deferred: deferred)
         }
         state.countCommand(command.index)
+        connection.currentCommand = command.name
         if state.isShuttingDown {
-            return fail(id: request.id, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), state: state)
+            return fail(id: request.id, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
         }
         let context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
         do {
@@ -167,7 +168,7 @@ struct CommandRouter: Sendable {
             }
             return Self.outcome(id: request.id, execution)
         } catch {
-            return fail(id: request.id, error, state: state)
+            return fail(id: request.id, error, connection: connection)
         }
     }
 
@@ -192,9 +193,22 @@ struct CommandRouter: Sendable {
         }
     }
 
-    private func fail(id: JSONValue?, _ error: WireError, state: ServerState) -> CommandOutcome {
+    /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)
+    /// with the user, the command and the error.
+    private func fail(id: JSONValue?, _ error: WireError, connection: ConnectionHandler) -> CommandOutcome {
+        let state = connection.state
         state.errorCounts[error.code.rawValue, default: 0] += 1
         if error.code == .internal { state.logger.error("internal error", metadata: ["error": "\(error.message)"]) }
+        let quota = error.details["quota"]
+        if error.code == .permissionDenied || quota != nil {
+            if quota != nil { state.quotaRefusals += 1 } else { state.permissionDenials += 1 }
+            state.logger.notice(
+                error.code == .permissionDenied ? "permission denied" : "quota exceeded",
+                metadata: [
+                    "user": "\(connection.identity.displayName)", "uid": "\(connection.identity.uid)", "connection": "\(connection.id)",
+                    "command": "\(connection.currentCommand)", "error": "\(error.message)",
+                ])
+        }
         return CommandOutcome(reply: errorReply(id: id, error))
     }
 
@@ -216,11 +230,13 @@ struct CommandRouter: Sendable {
 }
 
 extension CommandContext {
-    /// The named data source, or `data-source-not-found`.
+    /// The named data source, or `data-source-not-found`; `permission-denied` when the connection's
+    /// user may not even read it (an access rule of level `none`).
     func dataSource(_ name: String) throws(WireError) -> DataSource {
         guard let dataSource = state.dataSources[name] else {
             throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
         }
+        try state.require(.read, on: dataSource.model, by: connection.identity, to: "read it")
         return dataSource
     }
 }

@@ -16,7 +16,8 @@ extension CommandRouter {
 
     /// The view named `name`: one attached on this connection first, else any attached view of that name
     /// (of `dataSource` when given), so that scripts can act on a running view. Events still go to the
-    /// view's own connection.
+    /// view's own connection. Another connection's view is `permission-denied` unless it belongs to the
+    /// same user (or the caller is an administrator).
     static func view(_ name: String, _ context: CommandContext, dataSource: String? = nil) throws(WireError) -> ViewSession {
         if let own = context.connection.views.first(where: { $0.name == name && (dataSource == nil || $0.dataSource == dataSource) }) {
             return own
@@ -28,6 +29,7 @@ extension CommandRouter {
         guard candidates.count == 1 else {
             throw WireError(.invalidArgument, "Several data sources have a view named \"\(name)\"; give \"dataSource\".")
         }
+        try context.state.authorize(view: found, by: context.connection, to: "run \(context.connection.currentCommand) on it")
         return found
     }
 

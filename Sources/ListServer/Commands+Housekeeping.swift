@@ -29,7 +29,7 @@ extension CommandRouter {
                     ArgumentSpec("name", "string", "A plugin's name."),
                     ArgumentSpec("provides", "[string]", "The content configuration types a plugin configures (registrations use plugin:TYPE)."),
                 ],
-                result: "{protocol, server, features, limits, role?}"
+                result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}"
             ) { arguments, _ throws(WireError) in
                 let version = try arguments.optionalInt("protocol")
                 let client = try arguments.optionalString("client")
@@ -48,6 +48,7 @@ extension CommandRouter {
                         throw WireError(.invalidArgument, "\"name\" and \"provides\" go with \"role\": \"plugin\".")
                     }
                     let configuration = context.state.configuration
+                    let identity = context.connection.identity
                     return Execution { writer in
                         writer.key("protocol")
                         writer.int(protocolVersion)
@@ -57,6 +58,17 @@ extension CommandRouter {
                         writer.value(["snapshots", "sectionSnapshots", "batch", "views", "layouts", "cells", "plugins"])
                         writer.key("limits")
                         writeLimits(configuration, to: &writer)
+                        // Who listd sees on this connection (the kernel's word, SO_PEERCRED).
+                        writer.key("uid")
+                        writer.int(Int(identity.uid))
+                        writer.key("gid")
+                        writer.int(Int(identity.gid))
+                        writer.key("pid")
+                        writer.int(Int(identity.pid))
+                        if let user = identity.user {
+                            writer.key("user")
+                            writer.string(user)
+                        }
                         if role != nil {
                             writer.key("role")
                             writer.string("plugin")
@@ -118,7 +130,7 @@ extension CommandRouter {
                     "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory, the store's (groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, storage?: {groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
+                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -126,7 +138,28 @@ extension CommandRouter {
                         writer.key("uptimeSeconds")
                         writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
                         writer.key("connections")
-                        writer.value(["current": .int(state.connections.count), "accepted": .int(state.connectionsAccepted)])
+                        writer.beginObject()
+                        writer.key("current")
+                        writer.int(state.connections.count)
+                        writer.key("accepted")
+                        writer.int(state.connectionsAccepted)
+                        writer.key("refused")
+                        writer.int(state.connectionsRefused)
+                        writer.key("clients")
+                        writer.beginArray()
+                        for id in state.connections.keys.sorted() {
+                            let connection = state.connections[id]!
+                            var entry: [String: JSONValue] = [
+                                "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
+                                "views": .int(connection.views.count),
+                            ]
+                            if let user = connection.identity.user { entry["user"] = .string(user) }
+                            if let client = connection.clientName { entry["client"] = .string(client) }
+                            if let plugin = connection.plugin { entry["plugin"] = .string(plugin.name) }
+                            writer.value(.object(entry))
+                        }
+                        writer.endArray()
+                        writer.endObject()
                         writer.key("views")
                         writer.int(state.viewCount)
                         writer.key("items")
@@ -135,6 +168,7 @@ extension CommandRouter {
                         writer.beginArray()
                         for name in state.dataSources.keys.sorted() {
                             let dataSource = state.dataSources[name]!
+                            guard state.canRead(dataSource.model, context.connection) else { continue }
                             writer.value([
                                 "name": .string(name), "version": .int(dataSource.version),
                                 "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
@@ -204,6 +238,8 @@ extension CommandRouter {
                         writer.value(.object(state.errorCounts.mapValues { .int($0) }))
                         writer.key("events")
                         writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
+                        writer.key("access")
+                        writer.value(["permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals)])
                         if let pipeline = state.pipeline {
                             writer.key("storage")
                             writer.value([
@@ -239,6 +275,10 @@ extension CommandRouter {
             "partialLineTimeoutSeconds": .int(configuration.partialLineTimeoutSeconds),
             "maxPartialLineBytesTotal": .int(configuration.maximumPartialLineBytesTotal),
             "maxPluginPendingRequests": .int(configuration.maximumPluginPendingRequests),
+            "maxConnectionsPerUser": .int(configuration.maximumConnectionsPerUser),
+            "maxDataSourcesPerUser": .int(configuration.quota.maximumDataSources),
+            "maxItemsPerUser": .int(configuration.quota.maximumItems),
+            "maxRegistrationsPerUser": .int(configuration.quota.maximumRegistrations),
         ])
     }
 }

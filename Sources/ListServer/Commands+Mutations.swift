@@ -136,7 +136,7 @@ extension CommandRouter {
                 let snapshotEdit = try edit.parse(&arguments)
                 let creates = edit.name == "appendSections"
                 return { context throws(WireError) in
-                    try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: creates ? Incarnation.make() : nil, .edit(snapshotEdit)), context)
+                    try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: creates ? .fresh : nil, .edit(snapshotEdit)), context)
                 }
             }
         }
@@ -174,7 +174,7 @@ extension CommandRouter {
                     throw WireError(.internal, "\(error)")
                 }
                 return try commitMutation(
-                    .dataSource(name: name, ifVersion: ifVersion, createAs: Incarnation.make(), .replaceSnapshot(new, reloadData: reloadData)), context)
+                    .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(new, reloadData: reloadData)), context)
             }
         }
     }

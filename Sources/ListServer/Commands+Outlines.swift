@@ -21,7 +21,7 @@ extension CommandRouter {
                 let outline = try WireDecoding.sectionSnapshot(arguments.required("snapshot"), field: "snapshot")
                 return { context throws(WireError) in
                     try commitMutation(
-                        .dataSource(name: name, ifVersion: ifVersion, createAs: Incarnation.make(), .replaceOutline(section: section, outline)), context)
+                        .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceOutline(section: section, outline)), context)
                 }
             },
             expansionCommand(expand: true),

@@ -18,15 +18,37 @@ extension CommandRouter {
         let connection = context.connection
         guard connection.plugin == nil else { throw WireError(.invalidArgument, "This connection is already a plugin.") }
         let state = context.state
+        // Plugins see every payload sent to them and put content in everyone's cells: only trusted users
+        // (and the plugins listd starts itself) may be one.
+        let supervised = state.supervisor?.supervisedName(peer: connection.identity.pid)
+        guard supervised != nil || state.policy.mayProvidePlugins(connection.identity) else {
+            throw WireError(
+                .permissionDenied,
+                "User \(connection.identity.displayName) (uid \(connection.identity.uid)) is not trusted to provide plugins; root, the user listd runs as, and the users and groups of trustedPluginUsers and trustedPluginGroups are.",
+                details: ["uid": .int(Int(connection.identity.uid))])
+        }
         let taken = types.filter { state.pluginsByType[$0] != nil }
         if !taken.isEmpty {
             throw WireError(
                 .pluginTypeTaken,
                 "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.pluginsByType[taken[0]]!.name)\".")
         }
+        // A supervised plugin's types stay its own while the supervisor restarts it.
+        for type in types {
+            guard let holder = state.pluginTypeReservations[type], holder != supervised else { continue }
+            if state.supervisor?.manages(holder) == true {
+                throw WireError(
+                    .pluginTypeTaken,
+                    "Type \"\(type)\" belongs to the supervised plugin \"\(holder)\", which listd is restarting.")
+            }
+            state.pluginTypeReservations[type] = nil
+        }
         let session = PluginSession(name: name, types: types, connection: connection)
         connection.plugin = session
-        for type in types { state.pluginsByType[type] = session }
+        for type in types {
+            state.pluginsByType[type] = session
+            if let supervised { state.pluginTypeReservations[type] = supervised }
+        }
         state.logger.info("plugin connected", metadata: ["plugin": "\(name)", "provides": "\(types.joined(separator: ","))"])
     }
 

@@ -28,26 +28,34 @@ extension CommandRouter {
                 }
             },
             Command(
-                name: "listDataSources", summary: "Lists the data sources with their versions and sizes.", arguments: [],
-                result: "{dataSources: [{name, version, sections, items, views}]}"
+                name: "listDataSources",
+                summary: "Lists the data sources this connection's user may read, with their versions, sizes, owners and the user's access.",
+                arguments: [],
+                result: "{dataSources: [{name, version, sections, items, views, owner, ownerName, access}]}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
-                    let dataSources = context.state.dataSources
+                    let state = context.state
+                    let identity = context.connection.identity
                     return Execution { writer in
                         writer.key("dataSources")
                         writer.beginArray()
-                        for name in dataSources.keys.sorted() {
-                            let dataSource = dataSources[name]!
+                        for name in state.dataSources.keys.sorted() {
+                            let dataSource = state.dataSources[name]!
+                            let level = state.policy.access(of: identity, toDataSource: name, ownedBy: dataSource.model.owner).level
+                            guard level >= .read else { continue }
                             writer.value([
                                 "name": .string(name), "version": .int(dataSource.version),
                                 "sections": .int(dataSource.snapshot.numberOfSections),
                                 "items": .int(dataSource.snapshot.numberOfItems), "views": .int(dataSource.views.count),
+                                "owner": .int(Int(dataSource.model.owner)), "ownerName": .string(state.userName(of: dataSource.model.owner)),
+                                "access": .string(level.description),
                             ])
                         }
                         writer.endArray()
                     }
                 }
             },
+            accessCommand,
         ]
     }
 

@@ -5,11 +5,13 @@ extension CommandRouter {
         [
             Command(
                 name: "backup",
-                summary: "A consistent copy of the stored state: the SQLite database as one file, in base64 (listctl backup FILE writes it).",
+                summary: "A consistent copy of the stored state: the SQLite database as one file, in base64 (listctl backup FILE writes it). Root and listd's own user only.",
                 arguments: [],
                 result: "{bytes, database}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
+                    // The copy holds every user's data: for administrators only.
+                    try context.state.requireAdministrator(context.connection, for: "backup")
                     guard let pipeline = context.state.pipeline else {
                         throw WireError(.ephemeral, "listd runs with --ephemeral: nothing is stored, so there is nothing to back up.")
                     }

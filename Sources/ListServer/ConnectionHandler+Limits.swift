@@ -33,7 +33,7 @@ extension ConnectionHandler {
         state.logger.warning(
             "closing a connection that does not read its output",
             metadata: [
-                "connection": "\(id)", "unsentBytes": "\(unsent + count)", "maxOutputBytesHard": "\(maximumOutputBytesHard)",
+                "connection": "\(id)", "user": "\(identity.displayName)", "unsentBytes": "\(unsent + count)", "maxOutputBytesHard": "\(maximumOutputBytesHard)",
             ])
         pending = nil
         queued = []
@@ -58,7 +58,7 @@ extension ConnectionHandler {
         outputPaused = true
         // The peer cannot finish a line that is not read: the partial line's clock stops.
         partialLineStarted = nil
-        state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)"])
+        state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)", "user": "\(identity.displayName)"])
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -142,7 +142,7 @@ extension ConnectionHandler {
         let held = heldPartialBytes
         releasePartialLine()
         state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
-        state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "partialLineBytes": "\(held)"])
+        state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "partialLineBytes": "\(held)"])
         queued = []
         lastReply = nil
         write(context: context, reply: router.errorReply(id: nil, WireError(.lineTooLong, message)))

@@ -1,5 +1,5 @@
-import CSystemd
 import DiffableCore
+import ListAccess
 import ListWire
 import Logging
 import NIOCore
@@ -34,7 +34,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// to the lines before it.
     var lastReply: [UInt8]?
     var closeWhenIdle = false
-    var peer: PeerCredentials?
+    /// Who connected (`SO_PEERCRED` at accept): what the access policy decides on.
+    let identity: PeerIdentity
+    /// The command being run (for the audit log of refusals).
+    var currentCommand = ""
     var context: ChannelHandlerContext?
     private var inputClosed = false
     var closing = false
@@ -59,12 +62,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// The handlers of one client connection, in order: the line framer, then the connection handler.
     /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
-    static func handlers(state: ServerState, router: CommandRouter = .shared) -> [ChannelHandler] {
-        [ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)), ConnectionHandler(state: state, router: router)]
+    /// `identity` defaults to listd's own (an administrator), for connections without a socket peer.
+    static func handlers(state: ServerState, identity: PeerIdentity? = nil, router: CommandRouter = .shared) -> [ChannelHandler] {
+        [
+            ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)),
+            ConnectionHandler(state: state, identity: identity ?? state.serviceIdentity, router: router),
+        ]
     }
 
-    init(state: ServerState, router: CommandRouter) {
+    init(state: ServerState, identity: PeerIdentity, router: CommandRouter) {
         self.state = state
+        self.identity = identity
         maximumLineBytes = state.configuration.maximumLineBytes
         maximumOutputBytes = state.configuration.maximumOutputBytes
         maximumOutputBytesHard = max(state.configuration.maximumOutputBytesHard, state.configuration.maximumOutputBytes)
@@ -75,8 +83,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         id = state.register(self)
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        PeerCredentials.fetch(context.channel) { credentials in bound.value.peer = credentials }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -241,7 +247,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        state.logger.debug("connection error", metadata: ["connection": "\(id)", "error": "\(error)"])
+        state.logger.debug("connection error", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "error": "\(error)"])
         context.close(promise: nil)
     }
 
@@ -289,7 +295,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if buffered + event.readableBytes > state.configuration.maximumViewQueueBytes {
             state.viewsOverflowed += 1
             state.logger.warning(
-                "view fell behind; disconnecting", metadata: ["connection": "\(id)", "bufferedBytes": "\(buffered)"])
+                "view fell behind; disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "bufferedBytes": "\(buffered)"])
             var writer = JSONWriter()
             writer.beginObject()
             writer.key("event")
@@ -328,7 +334,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Closes at once, logging why (a plugin that broke the protocol).
     func disconnect(reason: String) {
         guard let context, !closing else { return }
-        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "plugin": "\(plugin?.name ?? "-")", "reason": "\(reason)"])
+        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "plugin": "\(plugin?.name ?? "-")", "reason": "\(reason)"])
         closeAfterFlush(context: context, grace: .milliseconds(100))
     }
 
@@ -342,21 +348,5 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // A one-shot client that just lost its last view: close once its replies are out.
             if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }
         }
-    }
-}
-
-/// The process that connected, from `SO_PEERCRED`.
-struct PeerCredentials: Sendable {
-    var pid: Int32
-    var uid: UInt32
-    var gid: UInt32
-
-    /// Reads the peer's credentials; `body` runs on the channel's event loop.
-    static func fetch(_ channel: Channel, _ body: @escaping @Sendable (PeerCredentials) -> Void) {
-        guard let provider = channel as? SocketOptionProvider else { return }
-        provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            .whenSuccess { (credentials: listd_ucred) in
-                body(PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid))
-            }
     }
 }

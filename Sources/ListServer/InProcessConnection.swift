@@ -1,4 +1,5 @@
 import DiffableCore
+import ListAccess
 import ListStore
 import ListWire
 import Logging
@@ -29,9 +30,10 @@ public final class InProcessServer {
         state = ServerState(configuration: configuration, logger: logger)
     }
 
-    /// A new client connection, connected and active.
-    public func connect() throws -> InProcessConnection {
-        try InProcessConnection(state: state)
+    /// A new client connection, connected and active, as `identity` (default: the process's own, which
+    /// the access policy treats as an administrator).
+    public func connect(as identity: PeerIdentity? = nil) throws -> InProcessConnection {
+        try InProcessConnection(state: state, identity: identity)
     }
 
     /// Every data source's incarnation and version, by name.
@@ -87,8 +89,8 @@ public final class InProcessConnection {
     /// Written bytes after the last newline (none while every write is whole lines).
     private var partial: [UInt8] = []
 
-    init(state: ServerState) throws {
-        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state))
+    init(state: ServerState, identity: PeerIdentity?) throws {
+        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, identity: identity))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 

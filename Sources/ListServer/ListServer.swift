@@ -1,4 +1,5 @@
 import DiffableCore
+import ListAccess
 import ListStore
 import Logging
 import NIOCore
@@ -82,19 +83,21 @@ public final class ListServer: Sendable {
             }
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                // Who connected decides what it may do: the kernel's record of the peer, read once.
+                PeerIdentity.read(from: channel, directory: state.value.identities).flatMapThrowing { identity in
                     let serverState = state.value
                     let limits = serverState.configuration
-                    if serverState.connections.count >= limits.maximumConnections || serverState.isShuttingDown {
-                        serverState.logger.warning("refusing a connection", metadata: ["connections": "\(serverState.connections.count)"])
-                        channel.close(promise: nil)
+                    if let refusal = serverState.refusal(of: identity) {
+                        serverState.connectionsRefused += 1
+                        try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(reply: refusal))
                         return
                     }
                     // The connection handler stops reading while unsent output is above the high mark
                     // (maxOutputBytes) and resumes below the low one.
                     let high = max(limits.maximumOutputBytes, 2)
                     try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: high / 2, high: high))
-                    try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: serverState, router: router))
+                    try channel.pipeline.syncOperations.addHandlers(
+                        ConnectionHandler.handlers(state: serverState, identity: identity, router: router))
                 }
             }
 
@@ -104,8 +107,7 @@ public final class ListServer: Sendable {
             switch configuration.listener {
             case .path(let path):
                 try removeStaleSocket(at: path)
-                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-                chmod(path, 0o660)
+                channel = try await bindSocket(bootstrap, at: path, mode: configuration.socketMode, group: configuration.socketGroup)
                 ownsSocketFile = path
             case .inheritedDescriptor(let descriptor, _):
                 channel = try await bootstrap.withBoundSocket(descriptor).get()
@@ -129,6 +131,37 @@ public final class ListServer: Sendable {
             else { await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds)) }
         }
         return server
+    }
+
+    /// Binds the socket at `path` with its final mode and group, never wider: it is bound under a
+    /// temporary name in the same directory with the process's umask set to leave only `mode`'s bits,
+    /// given its group and mode there, then renamed into place (a listening socket keeps working
+    /// under its new name).
+    private static func bindSocket(_ bootstrap: ServerBootstrap, at path: String, mode: UInt32, group: UInt32?) async throws -> Channel {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let temporary = (directory.isEmpty ? "" : directory + "/") + ".listd-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        // The umask is process-wide: nothing else creates files while listd starts.
+        let previous = umask(mode_t(~mode & 0o777 | 0o077))
+        let channel: Channel
+        do {
+            channel = try await bootstrap.bind(unixDomainSocketPath: temporary).get()
+            umask(previous)
+        } catch {
+            umask(previous)
+            throw error
+        }
+        do {
+            if let group, chown(temporary, uid_t.max, group) != 0 {
+                throw ListServerError("cannot give the socket group \(group): \(String(cString: strerror(errno)))")
+            }
+            guard chmod(temporary, mode_t(mode)) == 0 else { throw ListServerError("cannot set the socket's mode: \(String(cString: strerror(errno)))") }
+            guard rename(temporary, path) == 0 else { throw ListServerError("cannot move the socket to \(path): \(String(cString: strerror(errno)))") }
+        } catch {
+            unlink(temporary)
+            try? await channel.close()
+            throw error
+        }
+        return channel
     }
 
     /// The path a Unix socket is bound to (`getsockname`), if it has one.
@@ -205,7 +238,11 @@ public final class ListServer: Sendable {
             updated.listener = state.value.configuration.listener
             updated.demo = state.value.configuration.demo
             updated.storage = state.value.configuration.storage
+            updated.socketMode = state.value.configuration.socketMode
+            updated.socketGroup = state.value.configuration.socketGroup
             state.value.configuration = updated
+            // Renamed users and changed groups show from now on.
+            state.value.identities.clear()
         }.get()
         await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds))
         logger.info("reloaded the configuration")

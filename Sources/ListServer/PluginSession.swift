@@ -137,7 +137,8 @@ final class PluginSession {
         state.logger.error("plugin \"\(name)\" disconnected: \(reason)", metadata: ["plugin": "\(name)"])
         connection.disconnect(reason: reason)
         failAll()
-        if restart, let pid = connection.peer?.pid {
+        if restart {
+            let pid = connection.identity.pid
             state.supervisor?.restart(
                 peer: pid, reason: "plugin \(name): \(reason)", grace: .milliseconds(state.configuration.pluginStopGraceMilliseconds))
         }

@@ -120,6 +120,23 @@ public final class PluginSupervisor: Sendable {
         }
     }
 
+    /// The name of the supervised plugin whose process (or a process in its group) is `peer`: a
+    /// connection from a plugin listd started itself.
+    public func supervisedName(peer: Int32) -> String? {
+        let group = getpgid(peer)
+        return entries.withLockedValue { entries in
+            entries.values.first { entry in
+                guard !entry.stopping, let pid = entry.status.pid else { return false }
+                return pid == peer || pid == group
+            }?.spec.name
+        }
+    }
+
+    /// Whether a supervised plugin called `name` is running or will be started again (listed, not stopping).
+    public func manages(_ name: String) -> Bool {
+        entries.withLockedValue { entries in entries.values.contains { $0.spec.name == name && !$0.stopping } }
+    }
+
     /// A supervised plugin still runs as `pid` (its thread has not reaped it).
     private func isRunning(_ pid: Int32) -> Bool {
         entries.withLockedValue { entries in entries.values.contains { $0.status.pid == pid } }

@@ -1,4 +1,10 @@
+import ListAccess
+import ListStore
 import ListStoreSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Everything that can be set about a server: where it listens and its limits.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -44,6 +50,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Configure requests that may wait unanswered per plugin connection; past it the plugin is
     /// disconnected as unhealthy.
     public var maximumPluginPendingRequests: Int = 1_024
+    /// Who may do what (owners, access rules, trusted plugin users). Its service user is the uid listd
+    /// runs as.
+    public var access = AccessPolicy(serviceUser: geteuid())
+    /// Connections one user may hold at once (root is exempt); past it a new connection gets one
+    /// `limit-exceeded` line and is closed.
+    public var maximumConnectionsPerUser: Int = 256
+    /// What one user may own (root is exempt): data sources, the items in them, registrations.
+    public var quota = OwnerQuota(maximumDataSources: 1_000, maximumItems: 10_000_000, maximumRegistrations: 100)
+    /// The mode the socket is created with when listd binds it (systemd's socket unit sets its own).
+    public var socketMode: UInt32 = 0o600
+    /// The group the socket is given when listd binds it (`nil`: listd's own group).
+    public var socketGroup: UInt32?
     /// Preload the demo data sources built from the seeds' data (those that are absent).
     public var demo: Bool = false
 

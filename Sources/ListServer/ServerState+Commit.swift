@@ -44,16 +44,24 @@ struct Committed {
 extension ServerState {
     /// The limits live changes are checked against.
     var changeLimits: ChangeLimits {
-        ChangeLimits(
+        var limits = ChangeLimits(
             maximumDataSources: configuration.maximumDataSources, maximumItemsPerDataSource: configuration.maximumItemsPerDataSource,
             maximumIdentifierBytes: configuration.maximumIdentifierBytes, maximumRegistrations: configuration.maximumRegistrations)
+        limits.quota = configuration.quota
+        return limits
     }
 
     /// The one commit path for every mutation: validate and apply the change (all or nothing), then
     /// prepare its publication: the new version's event for the attached views (`changes`, or
     /// `layoutChanged`), cells to update, views to tell of a drop, pools to drain.
+    ///
+    /// The change is made as the connection's user: refused with `permission-denied` when the policy
+    /// does not allow it, and what it creates is owned by that user.
     func commit(_ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(WireError) -> Committed {
         if let reason = pipeline?.brokenReason { throw WireError(.storageFailed, reason) }
+        let actor = identity(of: connection)
+        try authorize(change, by: actor)
+        let change = owned(change, by: actor.uid)
         let outcome = try model.apply(change, limits: changeLimits)
         var committed = Committed(outcome: outcome)
         // A data-source change's event line: sent to the views, retained for views that resume, stored.
@@ -192,4 +200,9 @@ enum Incarnation {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
+}
+
+extension DataSourceCreation {
+    /// A new incarnation; `commit` makes the connection's user its owner.
+    static var fresh: DataSourceCreation { DataSourceCreation(incarnation: Incarnation.make(), owner: 0) }
 }

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListAccess
 import ListStore
 import ListWire
 import Logging
@@ -26,9 +27,18 @@ final class ServerState {
     var registrationOrder: [String] { model.registrationOrder }
     /// Connected plugins by the content type they provide (`emoji` for registrations of `plugin:emoji`).
     var pluginsByType: [String: PluginSession] = [:]
+    /// Types announced by a supervised plugin, by type: the name of that plugin. While the supervisor
+    /// manages it (running or restarting), no other connection may announce the type.
+    var pluginTypeReservations: [String: String] = [:]
     /// The plugin processes listd runs itself (set once the socket listens).
     var supervisor: PluginSupervisor?
     var connections: [Int: ConnectionHandler] = [:]
+    /// Open connections per uid (for `maxConnectionsPerUser`).
+    var connectionsPerUser: [UInt32: Int] = [:]
+    /// listd's own identity: the owner of what it makes itself, and of in-process connections.
+    let serviceIdentity = PeerIdentity.current
+    /// User names and groups of the uids that connected.
+    let identities = IdentityCache()
     /// Bytes of unfinished request lines held across all connections (see `shedPartialLines`).
     var partialLineBytes = 0
     private var nextConnectionID = 1
@@ -42,6 +52,11 @@ final class ServerState {
     var connectionsAccepted = 0
     var viewsOverflowed = 0
     var eventsSent = 0
+    /// Requests refused with `permission-denied`, and by a per-user quota (connections included).
+    var permissionDenials = 0
+    var quotaRefusals = 0
+    /// Connections closed at accept: over `maxConnections`, or a user's `maxConnectionsPerUser`.
+    var connectionsRefused = 0
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -65,12 +80,16 @@ final class ServerState {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = connection
+        connectionsPerUser[connection.identity.uid, default: 0] += 1
         connectionsAccepted += 1
         return id
     }
 
     func unregister(_ connection: ConnectionHandler) {
-        connections[connection.id] = nil
+        if connections.removeValue(forKey: connection.id) != nil {
+            let uid = connection.identity.uid
+            if let count = connectionsPerUser[uid], count > 1 { connectionsPerUser[uid] = count - 1 } else { connectionsPerUser[uid] = nil }
+        }
         if let plugin = connection.plugin {
             for type in plugin.types where pluginsByType[type] === plugin { pluginsByType[type] = nil }
             plugin.failAll()

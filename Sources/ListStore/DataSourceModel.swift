@@ -11,6 +11,8 @@ public final class DataSourceModel {
     /// A random identifier made when the data source is created; a data source dropped and created again
     /// under the same name gets another, so a view can tell it is not the one it followed.
     public let incarnation: String
+    /// The uid of the user that owns it: its creator (0 for root, and for data sources listd made itself).
+    public let owner: UInt32
     /// Increments by one with every accepted change: the total order of the data source's changes.
     public internal(set) var version: Int
     public internal(set) var snapshot: Snapshot
@@ -27,6 +29,7 @@ public final class DataSourceModel {
     init(name: String, incarnation: String, content: DataSourceContent) {
         self.name = name
         self.incarnation = incarnation
+        owner = content.owner
         version = content.version
         snapshot = content.snapshot
         outlines = content.outlines
@@ -38,7 +41,7 @@ public final class DataSourceModel {
     /// Everything but the name and incarnation, as a value (for a checkpoint).
     public var content: DataSourceContent {
         DataSourceContent(
-            version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
+            owner: owner, version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
             supplementaryProviders: supplementaryProviders, layout: layout)
     }
 

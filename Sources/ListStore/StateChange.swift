@@ -13,8 +13,8 @@ public enum StateChange: Sendable {
     /// Deletes a data source.
     case dropDataSource(name: String)
     /// Changes one data source and bumps its version. With `createAs`, a missing data source is created
-    /// first with that incarnation (the create and the change are one change, all or nothing).
-    case dataSource(name: String, ifVersion: Int?, createAs: String?, DataSourceOperation)
+    /// first with that incarnation and owner (the create and the change are one change, all or nothing).
+    case dataSource(name: String, ifVersion: Int?, createAs: DataSourceCreation?, DataSourceOperation)
     /// Creates a registration; registering an identical definition again changes nothing.
     case register(Registration)
     /// Deletes a registration.
@@ -28,6 +28,23 @@ extension StateChange {
         case .createDataSource(let name, _, _), .dropDataSource(let name), .dataSource(let name, _, _, _): return name
         case .register, .unregister: return nil
         }
+    }
+}
+
+/// How a data source that a change creates starts: its incarnation and the user that owns it.
+public struct DataSourceCreation: Sendable, Equatable, ExpressibleByStringLiteral {
+    public var incarnation: String
+    /// The uid of the user that created it (0, root, for changes listd makes itself).
+    public var owner: UInt32
+
+    public init(incarnation: String, owner: UInt32) {
+        self.incarnation = incarnation
+        self.owner = owner
+    }
+
+    /// An incarnation owned by root (0).
+    public init(stringLiteral incarnation: String) {
+        self.init(incarnation: incarnation, owner: 0)
     }
 }
 
@@ -52,6 +69,9 @@ public enum DataSourceOperation: Sendable {
 /// Everything a data source holds besides its name and incarnation: what `createDataSource` starts
 /// with and what a checkpoint stores.
 public struct DataSourceContent: Sendable {
+    /// The uid of the user that owns the data source (its creator; 0 for root and for state stored
+    /// before owners were).
+    public var owner: UInt32
     public var version: Int
     public var snapshot: Snapshot
     /// Section snapshots by section (see `DataSourceModel.outlines`).
@@ -61,9 +81,10 @@ public struct DataSourceContent: Sendable {
     public var layout: LayoutDescription
 
     public init(
-        version: Int = 0, snapshot: Snapshot = Snapshot(), outlines: [String: SectionSnapshot] = [:], cellProvider: CellProvider? = nil,
-        supplementaryProviders: [String: CellProvider] = [:], layout: LayoutDescription = LayoutDescription()
+        owner: UInt32 = 0, version: Int = 0, snapshot: Snapshot = Snapshot(), outlines: [String: SectionSnapshot] = [:],
+        cellProvider: CellProvider? = nil, supplementaryProviders: [String: CellProvider] = [:], layout: LayoutDescription = LayoutDescription()
     ) {
+        self.owner = owner
         self.version = version
         self.snapshot = snapshot
         self.outlines = outlines
@@ -98,6 +119,8 @@ public struct ChangeLimits: Sendable {
     public var maximumItemsPerDataSource: Int
     public var maximumIdentifierBytes: Int
     public var maximumRegistrations: Int
+    /// Per-user quotas, counted against the owner of what a change creates or fills.
+    public var quota = OwnerQuota.unlimited
     /// Whether a cell provider must name existing registrations. Replaying does not check: a
     /// registration may have been deleted since (the provider then names one that is gone, as it did live).
     public var checksRegistrations = true
@@ -113,6 +136,39 @@ public struct ChangeLimits: Sendable {
     public static let none: ChangeLimits = {
         var limits = ChangeLimits(maximumDataSources: .max, maximumItemsPerDataSource: .max, maximumIdentifierBytes: .max, maximumRegistrations: .max)
         limits.checksRegistrations = false
+        limits.quota = .unlimited
         return limits
     }()
+}
+
+/// How much one user may own: data sources, items in them, registrations. Root (uid 0) is exempt; the
+/// global limits of `ChangeLimits` apply to everyone.
+public struct OwnerQuota: Sendable, Equatable {
+    public var maximumDataSources: Int
+    public var maximumItems: Int
+    public var maximumRegistrations: Int
+
+    public init(maximumDataSources: Int, maximumItems: Int, maximumRegistrations: Int) {
+        self.maximumDataSources = maximumDataSources
+        self.maximumItems = maximumItems
+        self.maximumRegistrations = maximumRegistrations
+    }
+
+    public static let unlimited = OwnerQuota(maximumDataSources: .max, maximumItems: .max, maximumRegistrations: .max)
+
+    /// Whether the quota applies to `owner` (everyone but root).
+    public static func applies(to owner: UInt32) -> Bool { owner != 0 }
+}
+
+/// What one user owns now (see `StateModel.usage(of:)`).
+public struct OwnerUsage: Sendable, Equatable {
+    public var dataSources = 0
+    public var items = 0
+    public var registrations = 0
+
+    public init(dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
+        self.dataSources = dataSources
+        self.items = items
+        self.registrations = registrations
+    }
 }

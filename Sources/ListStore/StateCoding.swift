@@ -205,6 +205,10 @@ public enum StateCoding {
     public static func encode(_ content: DataSourceContent) -> [UInt8] {
         var writer = JSONWriter(capacity: 256 + content.snapshot.numberOfItems * 16)
         writer.beginObject()
+        if content.owner != 0 {
+            writer.key("owner")
+            writer.int(Int(content.owner))
+        }
         writer.key("version")
         writer.int(content.version)
         writer.key("sections")
@@ -236,7 +240,8 @@ public enum StateCoding {
         try decoding("a checkpoint") { () throws(WireError) in
             let members = try object(try parse(bytes), "checkpoint")
             guard case .int(let version)? = members["version"] else { throw WireError(.invalidArgument, "version must be an integer") }
-            var content = DataSourceContent(version: version, snapshot: try snapshot(try checkpointSections(members["sections"])))
+            var content = DataSourceContent(
+                owner: try owner(members["owner"]), version: version, snapshot: try snapshot(try checkpointSections(members["sections"])))
             if let outlines = members["outlines"] {
                 for (section, value) in try object(outlines, "outlines") {
                     content.outlines[section] = try WireDecoding.sectionSnapshot(.object(["items": value]), field: "outlines.\(section)")
@@ -259,9 +264,20 @@ public enum StateCoding {
 
     // MARK: Registrations
 
-    /// A registration as stored: `{"name", "definition"}`.
+    /// A registration as stored: `{"name", "definition", "owner"?}` (no owner: root's).
     public static func encode(_ registration: Registration) -> [UInt8] {
-        JSONValue.object(["name": .string(registration.name), "definition": registration.definition]).jsonBytes
+        var members: [String: JSONValue] = ["name": .string(registration.name), "definition": registration.definition]
+        if registration.owner != 0 { members["owner"] = .int(Int(registration.owner)) }
+        return JSONValue.object(members).jsonBytes
+    }
+
+    /// A stored owner: absent (root, and everything stored before owners were), or a uid.
+    static func owner(_ value: JSONValue?) throws(WireError) -> UInt32 {
+        guard let value else { return 0 }
+        guard case .int(let uid) = value, let owner = UInt32(exactly: uid) else {
+            throw WireError(.invalidArgument, "owner must be a uid")
+        }
+        return owner
     }
 
     public static func decodeRegistration(_ bytes: [UInt8]) throws(StorageError) -> Registration {
@@ -269,8 +285,13 @@ public enum StateCoding {
         guard case .string(let name)? = value["name"], let definition = value["definition"] else {
             throw StorageError(.corrupt, "A stored registration has no name or definition.")
         }
+        guard case .int(let uid)? = value["owner"] ?? .int(0), let owner = UInt32(exactly: uid) else {
+            throw StorageError(.corrupt, "Stored registration \"\(name)\" has an owner that is not a uid.")
+        }
         do {
-            return try Registration(name: name, definition: definition)
+            var registration = try Registration(name: name, definition: definition)
+            registration.owner = owner
+            return registration
         } catch {
             throw StorageError(.corrupt, "Stored registration \"\(name)\" no longer compiles: \(error)")
         }

@@ -11,10 +11,12 @@ extension StateModel {
             return [.createDataSource(name: name, incarnation: incarnation, version: content.version, content: StateCoding.encode(content))]
         case .dropDataSource(let name):
             return [.dropDataSource(name: name)]
-        case .dataSource(let name, _, let incarnation, let operation):
+        case .dataSource(let name, _, let creation, let operation):
             var records: [StoreRecord] = []
-            if outcome.createdDataSource, let incarnation {
-                records.append(.createDataSource(name: name, incarnation: incarnation, version: 0, content: StateCoding.encode(DataSourceContent())))
+            if outcome.createdDataSource, let creation {
+                records.append(
+                    .createDataSource(
+                        name: name, incarnation: creation.incarnation, version: 0, content: StateCoding.encode(DataSourceContent(owner: creation.owner))))
             }
             let version = outcome.version ?? dataSources[name]?.version ?? 0
             if case .replaceSnapshot = operation, let content = dataSources[name]?.content {

@@ -7,12 +7,20 @@ extension StateModel {
     /// checkpoint with its log tail replayed (through `apply`, without limits: what was accepted
     /// stays accepted).
     public func load(_ stored: StoredState) throws(StorageError) {
-        restoreRegistrations(stored.registrations)
-        for dataSource in stored.dataSources { try restore(dataSource) }
+        registrations = Dictionary(stored.registrations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        registrationOrder = stored.registrations.map(\.name)
+        defer { recountUsage() }
+        for dataSource in stored.dataSources { try replay(dataSource) }
     }
 
     /// Makes a data source exactly what was stored: its checkpoint, then its log tail replayed.
     public func restore(_ stored: StoredDataSource) throws(StorageError) {
+        defer { recountUsage() }
+        try replay(stored)
+    }
+
+    /// `restore` without recounting usage (the caller recounts once).
+    private func replay(_ stored: StoredDataSource) throws(StorageError) {
         let model = DataSourceModel(name: stored.name, incarnation: stored.incarnation, content: stored.checkpoint)
         let previous = dataSources[stored.name]
         dataSources[stored.name] = model
@@ -29,11 +37,13 @@ extension StateModel {
     /// Forgets a data source the store does not have.
     public func forget(dataSource name: String) {
         dataSources[name] = nil
+        recountUsage()
     }
 
     /// Replaces every registration with the stored ones, in their order.
     public func restoreRegistrations(_ stored: [Registration]) {
         registrations = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         registrationOrder = stored.map(\.name)
+        recountUsage()
     }
 }

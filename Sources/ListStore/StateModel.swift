@@ -13,8 +13,34 @@ public final class StateModel {
     /// Cell registrations, by name, and their creation order.
     public internal(set) var registrations: [String: Registration] = [:]
     public internal(set) var registrationOrder: [String] = []
+    /// What each user owns, by uid (kept up to date by every change; recounted on load).
+    private(set) var usageByOwner: [UInt32: OwnerUsage] = [:]
 
     public init() {}
+
+    /// What `owner` owns now: data sources, the items in them, registrations.
+    ///
+    /// - Complexity: O(1).
+    public func usage(of owner: UInt32) -> OwnerUsage { usageByOwner[owner] ?? OwnerUsage() }
+
+    /// Recounts every owner's usage from the state (after the state was replaced wholesale).
+    func recountUsage() {
+        var usage: [UInt32: OwnerUsage] = [:]
+        for dataSource in dataSources.values {
+            usage[dataSource.owner, default: OwnerUsage()].dataSources += 1
+            usage[dataSource.owner, default: OwnerUsage()].items += dataSource.snapshot.numberOfItems
+        }
+        for registration in registrations.values { usage[registration.owner, default: OwnerUsage()].registrations += 1 }
+        usageByOwner = usage
+    }
+
+    private func adjustUsage(of owner: UInt32, dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
+        var usage = usageByOwner[owner] ?? OwnerUsage()
+        usage.dataSources += dataSources
+        usage.items += items
+        usage.registrations += registrations
+        usageByOwner[owner] = usage == OwnerUsage() ? nil : usage
+    }
 
     /// Validates `change` against the state and applies it, all or nothing.
     ///
@@ -23,8 +49,10 @@ public final class StateModel {
         switch change {
         case .createDataSource(let name, let incarnation, let content):
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
-            try checkCanCreate(name, limits)
+            try checkCanCreate(name, owner: content.owner, limits)
+            try checkQuota(addingItems: content.snapshot.numberOfItems, owner: content.owner, limits)
             dataSources[name] = DataSourceModel(name: name, incarnation: incarnation, content: content)
+            adjustUsage(of: content.owner, dataSources: 1, items: content.snapshot.numberOfItems)
             var outcome = ChangeOutcome()
             outcome.version = content.version
             outcome.createdDataSource = true
@@ -33,17 +61,19 @@ public final class StateModel {
             guard let dropped = dataSources.removeValue(forKey: name) else {
                 throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
             }
+            adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.snapshot.numberOfItems)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
             return outcome
-        case .dataSource(let name, let ifVersion, let incarnation, let operation):
-            return try apply(operation, to: name, ifVersion: ifVersion, createAs: incarnation, limits: limits)
+        case .dataSource(let name, let ifVersion, let creation, let operation):
+            return try apply(operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits)
         case .register(let registration):
             return try register(registration, limits: limits)
         case .unregister(let name):
-            guard registrations.removeValue(forKey: name) != nil else {
+            guard let removed = registrations.removeValue(forKey: name) else {
                 throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
             }
+            adjustUsage(of: removed.owner, registrations: -1)
             registrationOrder.removeAll { $0 == name }
             return ChangeOutcome()
         }
@@ -52,16 +82,16 @@ public final class StateModel {
     // MARK: Data sources
 
     private func apply(
-        _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs incarnation: String?, limits: ChangeLimits
+        _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs creation: DataSourceCreation?, limits: ChangeLimits
     ) throws(WireError) -> ChangeOutcome {
         try checkIdentifiers(of: operation, limits)
         let dataSource: DataSourceModel
         var created = false
         if let existing = dataSources[name] {
             dataSource = existing
-        } else if let incarnation {
-            try checkCanCreate(name, limits)
-            dataSource = DataSourceModel(name: name, incarnation: incarnation, content: DataSourceContent())
+        } else if let creation {
+            try checkCanCreate(name, owner: creation.owner, limits)
+            dataSource = DataSourceModel(name: name, incarnation: creation.incarnation, content: DataSourceContent(owner: creation.owner))
             created = true
         } else {
             throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
@@ -69,8 +99,10 @@ public final class StateModel {
         if let ifVersion, ifVersion != dataSource.version {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
         }
+        let itemsBefore = dataSource.snapshot.numberOfItems
         var outcome = try perform(operation, on: dataSource, limits: limits)
         if created { dataSources[name] = dataSource }
+        adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.snapshot.numberOfItems - itemsBefore)
         dataSource.version += 1
         dataSource.reconcileOutlines()
         outcome.version = dataSource.version
@@ -103,6 +135,7 @@ public final class StateModel {
             if new.numberOfItems > limits.maximumItemsPerDataSource {
                 throw WireError(.limitExceeded, "The snapshot has \(new.numberOfItems) items; the limit is \(limits.maximumItemsPerDataSource).")
             }
+            try checkQuota(addingItems: new.numberOfItems - dataSource.snapshot.numberOfItems, owner: dataSource.owner, limits)
             outcome.changes = reloadData ? StagedChanges() : new.difference(from: dataSource.snapshot)
             outcome.reloadData = reloadData
             outcome.retired = dataSource.snapshot
@@ -179,20 +212,41 @@ public final class StateModel {
         }
     }
 
+    /// The data source has room for `addedItems` more (at most), and its owner's quota too.
     private func checkRoom(for addedItems: Int, in dataSource: DataSourceModel, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.maximumItemsPerDataSource
         if addedItems > 0 && dataSource.snapshot.numberOfItems > limit - addedItems {
             throw WireError(.limitExceeded, "Data source \"\(dataSource.name)\" would pass its limit of \(limit) items.")
         }
+        try checkQuota(addingItems: addedItems, owner: dataSource.owner, limits)
     }
 
-    private func checkCanCreate(_ name: String, _ limits: ChangeLimits) throws(WireError) {
+    /// `owner` may own `addedItems` more items.
+    private func checkQuota(addingItems addedItems: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
+        let limit = limits.quota.maximumItems
+        guard addedItems > 0, limit < .max, OwnerQuota.applies(to: owner) else { return }
+        let owned = usage(of: owner).items
+        if owned > limit - addedItems {
+            throw WireError(
+                .limitExceeded,
+                "User \(owner) owns \(owned) items; \(addedItems) more would pass the per-user quota of \(limit) (maxItemsPerUser).",
+                details: ["quota": "maxItemsPerUser", "uid": .int(Int(owner))])
+        }
+    }
+
+    private func checkCanCreate(_ name: String, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
         if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
             throw WireError(.invalidArgument, "A data source name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
         }
         if limits.maximumIdentifierBytes < .max, let error = ControlCharacters.error("data source", name) { throw error }
         if dataSources.count >= limits.maximumDataSources {
             throw WireError(.limitExceeded, "listd already holds \(dataSources.count) data sources, its limit.")
+        }
+        let owned = usage(of: owner).dataSources
+        if OwnerQuota.applies(to: owner), owned >= limits.quota.maximumDataSources {
+            throw WireError(
+                .limitExceeded, "User \(owner) owns \(owned) data sources, the per-user quota (maxDataSourcesPerUser).",
+                details: ["quota": "maxDataSourcesPerUser", "uid": .int(Int(owner))])
         }
     }
 
@@ -256,8 +310,15 @@ public final class StateModel {
                 .limitExceeded,
                 "listd holds \(registrations.count) registrations, its limit. Create registrations up front and reuse them, not one per dequeue.")
         }
+        let owned = usage(of: registration.owner).registrations
+        if OwnerQuota.applies(to: registration.owner), owned >= limits.quota.maximumRegistrations {
+            throw WireError(
+                .limitExceeded, "User \(registration.owner) owns \(owned) registrations, the per-user quota (maxRegistrationsPerUser).",
+                details: ["quota": "maxRegistrationsPerUser", "uid": .int(Int(registration.owner))])
+        }
         registrations[name] = registration
         registrationOrder.append(name)
+        adjustUsage(of: registration.owner, registrations: 1)
         outcome.createdRegistration = true
         return outcome
     }

@@ -27,6 +27,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case pluginTypeTaken = "plugin-type-taken"
     case pluginTimeout = "plugin-timeout"
     case pluginUnavailable = "plugin-unavailable"
+    case permissionDenied = "permission-denied"
     case shuttingDown = "shutting-down"
     case storageFailed = "storage-failed"
     case ephemeral = "ephemeral"
@@ -60,6 +61,8 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .pluginTypeTaken: return "A plugin's hello announced a content type that another connected plugin provides."
         case .pluginTimeout: return "Per cell: the plugin did not configure the cell before the deadline."
         case .pluginUnavailable: return "Per cell: no connected plugin provides the type, or it went away or answered wrongly."
+        case .permissionDenied:
+            return "The connection's user may not do this to what another user owns (or is not trusted as a plugin); the error names the owner."
         case .shuttingDown: return "The server is stopping and accepts no new work."
         case .ephemeral: return "The command needs stored state, and listd runs with --ephemeral."
         case .storageFailed: return "The change could not be stored (disk full, read-only or failing): nothing changed; the message has the OS error."
@@ -72,10 +75,14 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
 public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
+    /// Members for programs, written beside `code` and `message` (e.g. `owner` of `permission-denied`,
+    /// `quota` of a per-user quota's `limit-exceeded`).
+    public var details: [String: JSONValue]
 
-    public init(_ code: ErrorCode, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String, details: [String: JSONValue] = [:]) {
         self.code = code
         self.message = message
+        self.details = details
     }
 
     /// The wire form of a core error (same code, same message).
@@ -104,6 +111,10 @@ extension JSONWriter {
         string(error.code.rawValue)
         key("message")
         string(error.message)
+        for name in error.details.keys.sorted() {
+            key(name)
+            value(error.details[name]!)
+        }
         endObject()
     }
 }

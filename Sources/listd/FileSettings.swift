@@ -1,4 +1,5 @@
 import DiffableCore
+import ListAccess
 import ListServer
 import ListWire
 import Logging
@@ -19,13 +20,21 @@ struct FileSettings {
     var logLevel: String?
     var plugins: [SupervisedPluginSpec] = []
     var pluginDirectory: String?
+    /// Access rules, in order (the first that matches a user and a data source decides).
+    var accessRules: [AccessRule] = []
+    var defaultAccess: AccessLevel?
+    var trustedPluginUsers: Set<UInt32> = []
+    var trustedPluginGroups: Set<UInt32> = []
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
         "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard",
-        "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests",
+        "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests", "maxConnectionsPerUser",
+        "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser",
     ]
+    /// The settings that are not positive integers.
+    static let otherKeys = ["logLevel", "pluginDirectory", "plugins", "access", "defaultAccess", "trustedPluginUsers", "trustedPluginGroups"]
 
     static func load(_ path: String?) throws -> FileSettings {
         guard let path else { return FileSettings() }
@@ -53,6 +62,18 @@ struct FileSettings {
             case "plugins":
                 guard case .array(let entries) = value else { throw SettingsError("\(path): \"plugins\" must be an array") }
                 for entry in entries { settings.plugins.append(try plugin(entry, path: path)) }
+            case "access":
+                guard case .array(let rules) = value else { throw SettingsError("\(path): \"access\" must be an array of rules") }
+                for (index, rule) in rules.enumerated() { settings.accessRules.append(try accessRule(rule, at: "\(path): \"access\"[\(index)]")) }
+            case "defaultAccess":
+                guard case .string(let name) = value, let level = AccessLevel(name: name), level <= .write else {
+                    throw SettingsError("\(path): \"defaultAccess\" must be \"none\", \"read\" or \"write\"")
+                }
+                settings.defaultAccess = level
+            case "trustedPluginUsers":
+                settings.trustedPluginUsers = try users(value, at: "\(path): \"trustedPluginUsers\"")
+            case "trustedPluginGroups":
+                settings.trustedPluginGroups = try groups(value, at: "\(path): \"trustedPluginGroups\"")
             case _ where keys.contains(key):
                 guard case .int(let number) = value, number > 0 else {
                     throw SettingsError("\(path): \"\(key)\" must be a positive integer, not \(String(decoding: value.jsonBytes, as: UTF8.self))")
@@ -60,7 +81,7 @@ struct FileSettings {
                 settings.values[key] = number
             default:
                 throw SettingsError(
-                    "\(path): unknown setting \"\(key)\" (the settings are \((keys + ["logLevel", "pluginDirectory", "plugins"]).sorted().joined(separator: ", ")))")
+                    "\(path): unknown setting \"\(key)\" (the settings are \((keys + otherKeys).sorted().joined(separator: ", ")))")
             }
         }
         if let soft = settings.values["maxOutputBytes"], let hard = settings.values["maxOutputBytesHard"], soft > hard {
@@ -102,6 +123,70 @@ struct FileSettings {
             "\(path): a \"plugins\" entry is an absolute executable path or {\"name\", \"command\": [\"/absolute/path\", arguments…]}")
     }
 
+    /// An access rule: `{"dataSources": "tasks-*", "users": ["alice", 1001, "*"], "groups": ["staff"], "access": "write"}`.
+    private static func accessRule(_ value: JSONValue, at setting: String) throws -> AccessRule {
+        guard case .object(let members) = value else { throw SettingsError("\(setting) must be an object") }
+        for key in members.keys where !["dataSources", "users", "groups", "access"].contains(key) {
+            throw SettingsError("\(setting): unknown member \"\(key)\" (a rule has dataSources, users, groups and access)")
+        }
+        guard case .string(let pattern)? = members["dataSources"], !pattern.isEmpty else {
+            throw SettingsError("\(setting): \"dataSources\" must be a name or a glob pattern such as \"tasks-*\"")
+        }
+        guard case .string(let name)? = members["access"], let level = AccessLevel(name: name) else {
+            throw SettingsError("\(setting): \"access\" must be \"none\", \"read\", \"write\" or \"admin\"")
+        }
+        var everyone = false
+        var uids: Set<UInt32> = []
+        if let list = members["users"] {
+            guard case .array(let entries) = list else { throw SettingsError("\(setting).users must be an array of user names and uids") }
+            everyone = entries.contains(.string("*"))
+            uids = try users(.array(entries.filter { $0 != .string("*") }), at: "\(setting).users")
+        }
+        let gids = try members["groups"].map { try groups($0, at: "\(setting).groups") } ?? []
+        if !everyone && uids.isEmpty && gids.isEmpty {
+            throw SettingsError("\(setting): a rule names \"users\" (or \"*\" for everyone) or \"groups\"")
+        }
+        return AccessRule(dataSources: GlobPattern(pattern), users: uids, everyone: everyone, groups: gids, level: level)
+    }
+
+    /// Users by name or uid; a name the user database does not know is an error.
+    private static func users(_ value: JSONValue, at setting: String) throws -> Set<UInt32> {
+        guard case .array(let wanted) = value else { throw SettingsError("\(setting) must be an array of user names and uids") }
+        var uids: Set<UInt32> = []
+        for entry in wanted {
+            switch entry {
+            case .string(let name):
+                guard let user = UserDirectory.user(named: name) else { throw SettingsError("\(setting): there is no user \"\(name)\"") }
+                uids.insert(user.uid)
+            case .int(let number):
+                guard let uid = UInt32(exactly: number) else { throw SettingsError("\(setting): \(number) is not a uid") }
+                uids.insert(uid)
+            default:
+                throw SettingsError("\(setting) must be an array of user names and uids")
+            }
+        }
+        return uids
+    }
+
+    /// Groups by name or gid; a name the group database does not know is an error.
+    private static func groups(_ value: JSONValue, at setting: String) throws -> Set<UInt32> {
+        guard case .array(let entries) = value else { throw SettingsError("\(setting) must be an array of group names and gids") }
+        var gids: Set<UInt32> = []
+        for entry in entries {
+            switch entry {
+            case .string(let name):
+                guard let gid = UserDirectory.group(named: name) else { throw SettingsError("\(setting): there is no group \"\(name)\"") }
+                gids.insert(gid)
+            case .int(let number):
+                guard let gid = UInt32(exactly: number) else { throw SettingsError("\(setting): \(number) is not a gid") }
+                gids.insert(gid)
+            default:
+                throw SettingsError("\(setting) must be an array of group names and gids")
+            }
+        }
+        return gids
+    }
+
     func apply(to configuration: inout ServerConfiguration) {
         if let value = values["maxLineBytes"] { configuration.maximumLineBytes = value }
         if let value = values["maxViewQueueBytes"] { configuration.maximumViewQueueBytes = value }
@@ -121,6 +206,14 @@ struct FileSettings {
         if let value = values["partialLineTimeoutSeconds"] { configuration.partialLineTimeoutSeconds = value }
         if let value = values["maxPartialLineBytesTotal"] { configuration.maximumPartialLineBytesTotal = value }
         if let value = values["maxPluginPendingRequests"] { configuration.maximumPluginPendingRequests = value }
+        if let value = values["maxConnectionsPerUser"] { configuration.maximumConnectionsPerUser = value }
+        if let value = values["maxDataSourcesPerUser"] { configuration.quota.maximumDataSources = value }
+        if let value = values["maxItemsPerUser"] { configuration.quota.maximumItems = value }
+        if let value = values["maxRegistrationsPerUser"] { configuration.quota.maximumRegistrations = value }
+        configuration.access.rules = accessRules
+        if let defaultAccess { configuration.access.defaultLevel = defaultAccess }
+        configuration.access.trustedPluginUsers = trustedPluginUsers
+        configuration.access.trustedPluginGroups = trustedPluginGroups
         configuration.plugins += plugins
     }
 }

@@ -57,8 +57,21 @@ struct Listd: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    @Option(help: ArgumentHelp(
+        "The socket's mode, in octal, when listd creates it (default 0600: only listd's user; 0660 lets --socket-group in).", valueName: "mode"))
+    var socketMode: String?
+
+    @Option(help: ArgumentHelp("The socket's group (a name or gid) when listd creates it.", valueName: "group"))
+    var socketGroup: String?
+
     /// Refuses a log level or plugin directory given on the command line that cannot work.
     func validate() throws {
+        if let socketMode, Self.mode(socketMode) == nil {
+            throw ValidationError("--socket-mode is an octal mode such as 0660, not \"\(socketMode)\".")
+        }
+        if let socketGroup, Self.group(socketGroup) == nil {
+            throw ValidationError("--socket-group: there is no group \"\(socketGroup)\".")
+        }
         if let logLevel {
             do { try FileSettings.validateLogLevel(logLevel, setting: "--log-level") } catch { throw ValidationError("\(error)") }
         }
@@ -157,6 +170,8 @@ struct Listd: AsyncParsableCommand {
         if let maxLineBytes { configuration.maximumLineBytes = maxLineBytes }
         if let maxViewQueueBytes { configuration.maximumViewQueueBytes = maxViewQueueBytes }
         configuration.demo = demo
+        if let socketMode, let mode = Self.mode(socketMode) { configuration.socketMode = mode }
+        if let socketGroup { configuration.socketGroup = Self.group(socketGroup) }
         let configFile = config ?? "the configuration"
         for (directory, setting) in [(settings.pluginDirectory, "\(configFile): \"pluginDirectory\""), (pluginDirectory, "--plugin-directory")] {
             guard let directory else { continue }
@@ -169,6 +184,18 @@ struct Listd: AsyncParsableCommand {
         }
         configuration.plugins += plugins.map { SupervisedPluginSpec(executable: PluginDirectory.absolute($0)) }
         return configuration
+    }
+
+    /// An octal permission mode (at most 0777).
+    static func mode(_ text: String) -> UInt32? {
+        guard let mode = UInt32(text, radix: 8), mode <= 0o777 else { return nil }
+        return mode
+    }
+
+    /// A group by name or gid.
+    static func group(_ text: String) -> UInt32? {
+        if let gid = UInt32(text) { return gid }
+        return UserDirectory.group(named: text)
     }
 
     /// Writes `message` to stderr before logging is set up.

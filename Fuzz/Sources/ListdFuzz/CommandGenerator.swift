@@ -8,6 +8,10 @@ import ListWire
 struct CommandGenerator {
     private var bytes: ArraySlice<UInt8>
     private var produced = 0
+    /// Outline items the current request may still nest (a request's outline stays small enough to build
+    /// quickly, however the bytes run).
+    private var outlineItemsLeft = 0
+    static let maximumOutlineItems = 2_000
     static let maximumRequests = 64
 
     init(bytes: ArraySlice<UInt8>) { self.bytes = bytes }
@@ -16,6 +20,7 @@ struct CommandGenerator {
     mutating func next() -> String? {
         guard produced < Self.maximumRequests, !bytes.isEmpty else { return nil }
         produced += 1
+        outlineItemsLeft = Self.maximumOutlineItems
         let command = pick(Self.commands)
         return "{" + (["\"id\":\(produced)", "\"cmd\":\(string(command))"] + arguments(of: command)).joined(separator: ",") + "}"
     }
@@ -166,13 +171,27 @@ struct CommandGenerator {
     }
 
     private mutating func outlineItem(depth: Int) -> String {
-        var members = [("id", item())]
-        if depth < 600, chance(depth == 0 ? 60 : 95) {
+        var text = ""
+        outlineItem(depth: depth, into: &text)
+        return text
+    }
+
+    /// Appends one outline item (and its children) to `text`: written in place, so a deep chain costs
+    /// its length, not its length squared.
+    private mutating func outlineItem(depth: Int, into text: inout String) {
+        outlineItemsLeft -= 1
+        text += "{\"id\":" + item()
+        if depth < 600, outlineItemsLeft > 0, !bytes.isEmpty, chance(depth == 0 ? 60 : 95) {
             // Usually shallow; a long run of the same byte nests hundreds deep.
-            members.append(("children", array((0..<(1 + below(2))).map { _ in outlineItem(depth: depth + 1) })))
+            text += ",\"children\":["
+            for index in 0..<(1 + below(2)) {
+                if index > 0 { text += "," }
+                outlineItem(depth: depth + 1, into: &text)
+            }
+            text += "]"
         }
-        if chance(30) { members.append(("expanded", pick(["true", "false"]))) }
-        return object(members)
+        if chance(30) { text += ",\"expanded\":" + pick(["true", "false"]) }
+        text += "}"
     }
 
     private mutating func layout() -> String {

@@ -20,21 +20,26 @@ let queryCommands: Set<String> = [
 ]
 
 /// One fuzz input's run: a fresh ephemeral server, the client connection the input drives, and a
-/// checker connection that queries the state after every request line.
+/// checker connection that queries the state at the end of the input.
 ///
 /// Invariants checked after each line: every line written is a JSON object that is a reply (`ok` a
 /// boolean) or an event (`event` a string); no more replies than requests; a failed request (and a
 /// successful query) leaves the whole state byte for byte as it was; within one incarnation a data
-/// source's version never decreases; the served state is consistent; and per data source, `snapshot`
-/// has unique section and item identifiers and agrees with `numberOfSections`, `numberOfItems` and
-/// the version.
+/// source's version never decreases; the served state and the model agree and every snapshot keeps
+/// its invariants. After the input: every request was answered, and per data source `snapshot` has
+/// unique section and item identifiers and agrees with `numberOfSections`, `numberOfItems` and the
+/// version.
 final class Session {
     static let maximumLineBytes = 64 << 10
+    /// `LISTD_FUZZ_TRACE=1`: each request line and how long it took (with its checks) go to stderr.
+    static let tracing = getenv("LISTD_FUZZ_TRACE") != nil
     let server: InProcessServer
     private var client: InProcessConnection
     private let checker: InProcessConnection
     /// The highest version seen, by incarnation.
     private var highestVersion: [String: Int] = [:]
+    /// The state's encoding now, when the last check took it (the next line's "before").
+    private var knownEncoding: [UInt8]?
     /// Non-blank lines sent on the client connection and not answered yet.
     private var unanswered = 0
 
@@ -57,7 +62,15 @@ final class Session {
 
     /// Sends one request line (a newline is added) on the client connection and checks the invariants.
     func request(_ line: [UInt8]) {
-        let before = server.stateEncoding
+        let started = Self.tracing ? ContinuousClock.now : nil
+        defer {
+            if let started {
+                fputs("\(ContinuousClock.now - started) \(String(decoding: line.prefix(300), as: UTF8.self).debugDescription)\n", stderr)
+            }
+        }
+        // The state before this line: the encoding taken after the last line when there was one.
+        let before = knownEncoding ?? server.stateEncoding
+        knownEncoding = nil
         let output: [[UInt8]]
         do {
             output = try client.send(line + [0x0A])
@@ -76,12 +89,11 @@ final class Session {
             unanswered = 0
         } else if !blank, unanswered == 0, replies.count == 1 {
             // The reply is this line's: a failure, or a query, must not have changed anything.
-            let reply = replies[0]
-            let command = Self.command(of: line)
-            if reply["ok"] == false || command.map(queryCommands.contains) == true {
-                if server.stateEncoding != before {
-                    violation("\(reply["ok"] == false ? "a failed request" : "a query") changed the state", request: line)
-                }
+            let failed = replies[0]["ok"] == false
+            if failed || Self.command(of: line).map(queryCommands.contains) == true {
+                let after = server.stateEncoding
+                if after != before { violation("\(failed ? "a failed request" : "a query") changed the state", request: line) }
+                knownEncoding = after
             }
         }
         checkState(after: line)
@@ -89,6 +101,8 @@ final class Session {
 
     /// Lets deferred replies come due (plugin deadlines); then every request must have been answered.
     func finish() {
+        let started = Self.tracing ? ContinuousClock.now : nil
+        defer { if let started { fputs("\(ContinuousClock.now - started) finish\n", stderr) } }
         do {
             let output = try client.advanceTime(milliseconds: 60_000) + (try checker.advanceTime(milliseconds: 60_000))
             unanswered -= classify(output, request: []).count
@@ -96,6 +110,7 @@ final class Session {
             violation("the channel failed: \(error)", request: [])
         }
         if client.isOpen && unanswered != 0 { violation("\(unanswered) requests were never answered", request: []) }
+        checkQueries()
         if client.unterminatedOutputBytes != 0 { violation("an unterminated output line", request: []) }
     }
 
@@ -131,7 +146,12 @@ final class Session {
             }
             highestVersion[current.incarnation] = current.version
         }
-        for name in versions.keys.sorted().prefix(3) { checkQueries(of: name, version: versions[name]!.version, after: line) }
+    }
+
+    /// The queries a client sees agree with each other for every data source (once per input: they cost
+    /// more than the rest of the checks together).
+    private func checkQueries() {
+        for (name, current) in server.versions.sorted(by: { $0.key < $1.key }) { checkQueries(of: name, version: current.version, after: []) }
     }
 
     /// `snapshot`, `numberOfSections` and `numberOfItems` of one data source must agree.

@@ -1,0 +1,92 @@
+import DiffableCore
+import ListAccess
+import ListStore
+import ListWire
+
+extension CommandRouter {
+    /// `access`: what a user may do with a data source, and why.
+    static var accessCommand: Command {
+        Command(
+            name: "access",
+            summary:
+                "A user's effective access to a data source (this connection's user, or another by name or uid): none, read, write or admin, with the reason (administrator, owner, the matching rule, or the default) and the user's usage of the per-user quotas.",
+            arguments: [
+                ArgumentSpec("dataSource", "string", required: true, "The data source (it need not exist: then whether the user may create it)."),
+                ArgumentSpec("user", "string or integer", "A user name or uid (default: this connection's user)."),
+            ],
+            result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations}, quota}"
+        ) { arguments, _ throws(WireError) in
+            let name = try arguments.string("dataSource")
+            let user = arguments.value("user")
+            return { context throws(WireError) in
+                let state = context.state
+                let identity = try user.map { value throws(WireError) in try state.identity(named: value) } ?? context.connection.identity
+                let model = state.model.dataSources[name]
+                let (level, reason) =
+                    model.map { state.policy.access(of: identity, toDataSource: name, ownedBy: $0.owner) } ?? (.none, .defaultLevel)
+                let creatable = model == nil ? state.policy.mayCreate(identity, dataSource: name).allowed : nil
+                let usage = state.model.usage(of: identity.uid)
+                let quota = state.configuration.quota
+                let exempt = !OwnerQuota.applies(to: identity.uid)
+                return Execution { writer in
+                    writer.key("dataSource")
+                    writer.string(name)
+                    writer.key("exists")
+                    writer.bool(model != nil)
+                    if let model {
+                        writer.key("owner")
+                        writer.int(Int(model.owner))
+                        writer.key("ownerName")
+                        writer.string(state.userName(of: model.owner))
+                    }
+                    writer.key("uid")
+                    writer.int(Int(identity.uid))
+                    if let user = identity.user {
+                        writer.key("user")
+                        writer.string(user)
+                    }
+                    writer.key("access")
+                    writer.string(model == nil ? "none" : level.description)
+                    writer.key("reason")
+                    writer.string(model == nil ? "no such data source" : reason.description)
+                    if let creatable {
+                        writer.key("mayCreate")
+                        writer.bool(creatable)
+                    }
+                    writer.key("usage")
+                    writer.value([
+                        "dataSources": .int(usage.dataSources), "items": .int(usage.items), "registrations": .int(usage.registrations),
+                    ])
+                    writer.key("quota")
+                    if exempt {
+                        writer.string("exempt")
+                    } else {
+                        writer.value([
+                            "maxDataSourcesPerUser": .int(quota.maximumDataSources), "maxItemsPerUser": .int(quota.maximumItems),
+                            "maxRegistrationsPerUser": .int(quota.maximumRegistrations),
+                        ])
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension ServerState {
+    /// The identity of a user given by name or uid (its primary group and groups from the user
+    /// database), for `access`.
+    func identity(named value: JSONValue) throws(WireError) -> PeerIdentity {
+        switch value {
+        case .string(let name):
+            guard let user = UserDirectory.user(named: name) else { throw WireError(.invalidArgument, "No user is called \"\(name)\".") }
+            return PeerIdentity(uid: user.uid, gid: user.gid, pid: 0, groups: UserDirectory.groups(of: name, primary: user.gid), user: name)
+        case .int(let number):
+            guard let uid = UInt32(exactly: number) else { throw WireError(.invalidArgument, "user: \(number) is not a uid.") }
+            let name = UserDirectory.userName(of: uid)
+            let gid = name.flatMap { UserDirectory.user(named: $0)?.gid } ?? uid
+            return PeerIdentity(uid: uid, gid: gid, pid: 0, groups: name.map { UserDirectory.groups(of: $0, primary: gid) } ?? [], user: name)
+        default:
+            throw WireError(.invalidArgument, "user must be a user name or a uid.")
+        }
+    }
+}

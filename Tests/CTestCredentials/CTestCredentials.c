@@ -1,0 +1,93 @@
+#define _GNU_SOURCE
+#include "CTestCredentials.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The child's report: the errno of the failed step, or 0 with the descriptor attached. */
+static void send_result(int channel, int error, int descriptor) {
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { .iov_base = &error, .iov_len = sizeof(error) };
+    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1 };
+    memset(control, 0, sizeof(control));
+    if (descriptor >= 0) {
+        message.msg_control = control;
+        message.msg_controllen = sizeof(control);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
+    }
+    (void)sendmsg(channel, &message, MSG_NOSIGNAL);
+}
+
+int listd_test_connect_as(const char *path, uid_t uid, gid_t gid) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof(address));
+    address.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(address.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(address.sun_path, path);
+
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+    pid_t child = fork();
+    if (child < 0) {
+        int saved = errno;
+        close(pair[0]);
+        close(pair[1]);
+        errno = saved;
+        return -1;
+    }
+    if (child == 0) {
+        close(pair[0]);
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0) {
+            send_result(pair[1], errno, -1);
+            _exit(1);
+        }
+        int descriptor = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (descriptor < 0 || connect(descriptor, (struct sockaddr *)&address, sizeof(address)) != 0) {
+            send_result(pair[1], errno, -1);
+            _exit(1);
+        }
+        send_result(pair[1], 0, descriptor);
+        _exit(0);
+    }
+    close(pair[1]);
+    int error = 0;
+    int descriptor = -1;
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { .iov_base = &error, .iov_len = sizeof(error) };
+    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof(control) };
+    ssize_t received;
+    do {
+        received = recvmsg(pair[0], &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    int saved = errno;
+    close(pair[0]);
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    if (received != (ssize_t)sizeof(error)) {
+        errno = received < 0 ? saved : EPROTO;
+        return -1;
+    }
+    if (error != 0) {
+        errno = error;
+        return -1;
+    }
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    if (header == NULL || header->cmsg_type != SCM_RIGHTS) {
+        errno = EPROTO;
+        return -1;
+    }
+    memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
+    return descriptor;
+}

@@ -1,0 +1,92 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListWire
+import Testing
+
+@Suite("State model: owners and per-user quotas")
+struct OwnershipTests {
+    var limits: ChangeLimits {
+        var limits = ChangeLimits(maximumDataSources: 100, maximumItemsPerDataSource: 1_000, maximumIdentifierBytes: 64, maximumRegistrations: 50)
+        limits.quota = OwnerQuota(maximumDataSources: 2, maximumItems: 5, maximumRegistrations: 1)
+        return limits
+    }
+
+    func quotaError(_ change: StateChange, _ model: StateModel) -> String? {
+        do throws(WireError) {
+            _ = try model.apply(change, limits: limits)
+            return nil
+        } catch {
+            return error.details["quota"]?.stringValue ?? error.code.rawValue
+        }
+    }
+
+    func registration(_ name: String, owner: UInt32) throws -> Registration {
+        var registration = try Registration(name: name, definition: ["contentConfiguration": ["type": "cell", "text": "{{title}}"]])
+        registration.owner = owner
+        return registration
+    }
+
+    @Test func whatAChangeCreatesIsOwnedAndCounted() throws {
+        let model = StateModel()
+        _ = try model.apply(
+            .dataSource(name: "a", ifVersion: nil, createAs: DataSourceCreation(incarnation: "i", owner: 1000), .edit(.appendSections(["S"]))), limits: limits)
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.appendItems(["x", "y"], toSection: "S"))), limits: limits)
+        _ = try model.apply(.createDataSource(name: "b", incarnation: "j", content: DataSourceContent(owner: 1000)), limits: limits)
+        _ = try model.apply(.register(try registration("r", owner: 1000)), limits: limits)
+        #expect(model.dataSources["a"]?.owner == 1000)
+        #expect(model.usage(of: 1000) == OwnerUsage(dataSources: 2, items: 2, registrations: 1))
+        // Dropping, deleting and unregistering give the quota back.
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.deleteItems(["x"]))), limits: limits)
+        _ = try model.apply(.dropDataSource(name: "b"), limits: limits)
+        _ = try model.apply(.unregister(name: "r"), limits: limits)
+        #expect(model.usage(of: 1000) == OwnerUsage(dataSources: 1, items: 1, registrations: 0))
+    }
+
+    @Test func quotasRefuseWithTheirNameAndChangeNothing() throws {
+        let model = StateModel()
+        let alice = DataSourceCreation(incarnation: "i", owner: 1000)
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: alice, .edit(.appendSections(["S"]))), limits: limits)
+        _ = try model.apply(.dataSource(name: "b", ifVersion: nil, createAs: alice, .edit(.appendSections(["S"]))), limits: limits)
+        #expect(quotaError(.dataSource(name: "c", ifVersion: nil, createAs: alice, .edit(.appendSections(["S"]))), model) == "maxDataSourcesPerUser")
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.appendItems(["1", "2", "3"], toSection: "S"))), limits: limits)
+        #expect(quotaError(.dataSource(name: "b", ifVersion: nil, createAs: nil, .edit(.appendItems(["4", "5", "6"], toSection: "S"))), model) == "maxItemsPerUser")
+        let big = try Snapshot([(Section("S"), ["p", "q", "r"])])
+        #expect(quotaError(.dataSource(name: "b", ifVersion: nil, createAs: nil, .replaceSnapshot(big, reloadData: false)), model) == "maxItemsPerUser")
+        _ = try model.apply(.register(try registration("r1", owner: 1000)), limits: limits)
+        #expect(quotaError(.register(try registration("r2", owner: 1000)), model) == "maxRegistrationsPerUser")
+        #expect(model.usage(of: 1000) == OwnerUsage(dataSources: 2, items: 3, registrations: 1))
+        #expect(model.dataSources["c"] == nil && model.dataSources["b"]?.snapshot.numberOfItems == 0)
+        // Another user is not held back by alice's quota; root is exempt.
+        _ = try model.apply(
+            .dataSource(name: "c", ifVersion: nil, createAs: DataSourceCreation(incarnation: "k", owner: 1001), .edit(.appendSections(["S"]))), limits: limits)
+        _ = try model.apply(.register(try registration("r2", owner: 1001)), limits: limits)
+        for index in 0..<4 {
+            _ = try model.apply(.dataSource(name: "root-\(index)", ifVersion: nil, createAs: DataSourceCreation(incarnation: "r\(index)", owner: 0), .edit(.appendSections(["S"]))), limits: limits)
+        }
+        _ = try model.apply(.dataSource(name: "root-0", ifVersion: nil, createAs: nil, .edit(.appendItems(["1", "2", "3", "4", "5", "6"], toSection: "S"))), limits: limits)
+    }
+
+    @Test func ownersSurviveTheStoredEncodings() throws {
+        var content = DataSourceContent(owner: 1000, version: 3)
+        content.snapshot = try Snapshot([(Section("S"), ["a"])])
+        let decoded = try StateCoding.decodeContent(StateCoding.encode(content))
+        #expect(decoded.owner == 1000 && decoded.version == 3)
+        // What was stored before owners existed belongs to root.
+        #expect(try StateCoding.decodeContent(Array(#"{"version":1,"sections":[],"layout":{}}"#.utf8)).owner == 0)
+        #expect(try StateCoding.decodeRegistration(StateCoding.encode(try registration("r", owner: 1000))).owner == 1000)
+        #expect(try StateCoding.decodeRegistration(Array(#"{"name":"r","definition":{"contentConfiguration":{"type":"cell"}}}"#.utf8)).owner == 0)
+        #expect(throws: StorageError.self) {
+            try StateCoding.decodeRegistration(Array(#"{"name":"r","owner":-1,"definition":{"contentConfiguration":{"type":"cell"}}}"#.utf8))
+        }
+    }
+
+    @Test func loadingRecountsUsage() throws {
+        let model = StateModel()
+        var content = DataSourceContent(owner: 1000)
+        content.snapshot = try Snapshot([(Section("S"), ["a", "b"])])
+        model.restoreRegistrations([try registration("r", owner: 1000)])
+        try model.restore(StoredDataSource(name: "d", incarnation: "i", checkpoint: content, checkpointBytes: 0))
+        #expect(model.usage(of: 1000) == OwnerUsage(dataSources: 1, items: 2, registrations: 1))
+    }
+}
