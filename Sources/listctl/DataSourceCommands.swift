@@ -16,10 +16,41 @@ struct List: ParsableCommand {
     func run() throws {
         try connection.run(request("listDataSources", [:])) { result in
             Output.table(
-                ["DATA SOURCE", "VERSION", "SECTIONS", "ITEMS", "VIEWS"],
+                ["DATA SOURCE", "VERSION", "SECTIONS", "ITEMS", "VIEWS", "OWNER", "ACCESS"],
                 (result["dataSources"]?.arrayValue ?? []).map {
-                    [$0["name"], $0["version"], $0["sections"], $0["items"], $0["views"]].map { Output.cell($0) }
+                    [$0["name"], $0["version"], $0["sections"], $0["items"], $0["views"], $0["ownerName"], $0["access"]].map { Output.cell($0) }
                 })
+        }
+    }
+}
+
+struct Access: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show what a user may do with a data source (default: you), and why.",
+        discussion: "Levels: none, read, write, admin. The reason is administrator, owner, the access rule that matched, or the default.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Option(help: "Another user, by name or uid.") var user: String?
+    func run() throws {
+        var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
+        if let user { members["user"] = UInt32(user).map { .int(Int($0)) } ?? .string(user) }
+        try connection.run(request("access", members)) { result in
+            let who = result["user"]?.stringValue.map { "\($0) (uid \(result["uid"]?.intValue ?? 0))" } ?? "uid \(result["uid"]?.intValue ?? 0)"
+            if result["exists"] == true {
+                let owner = "\(result["ownerName"]?.stringValue ?? "?") (uid \(result["owner"]?.intValue ?? 0))"
+                print("\(TerminalText.visible(who)) has \(result["access"]?.stringValue ?? "?") access to \(TerminalText.visible(dataSource)) (\(result["reason"]?.stringValue ?? "?")); owner \(TerminalText.visible(owner))")
+            } else {
+                print("\(TerminalText.visible(dataSource)) does not exist; \(TerminalText.visible(who)) \(result["mayCreate"] == true ? "may" : "may not") create it")
+            }
+            let usage = result["usage"]
+            let counts = ["dataSources": "data sources", "items": "items", "registrations": "registrations"]
+            let quota = result["quota"]
+            let owned = [("dataSources", "maxDataSourcesPerUser"), ("items", "maxItemsPerUser"), ("registrations", "maxRegistrationsPerUser")].map {
+                key, limit in
+                let count = usage?[key]?.intValue ?? 0
+                return quota?[limit]?.intValue.map { "\(count) of \($0) \(counts[key]!)" } ?? "\(count) \(counts[key]!)"
+            }
+            print("owns " + owned.joined(separator: ", ") + (quota == "exempt" ? " (exempt from per-user quotas)" : ""))
         }
     }
 }

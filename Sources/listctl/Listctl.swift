@@ -19,7 +19,7 @@ struct Listctl: ParsableCommand {
             listd cannot be reached. Shell completions: `listctl --generate-completion-script bash`.
             """,
         subcommands: [
-            Ping.self, Hello.self, Describe.self, Stats.self, List.self, Create.self, Drop.self, Show.self, Outline.self,
+            Ping.self, Hello.self, Describe.self, Stats.self, List.self, Access.self, Create.self, Drop.self, Show.self, Outline.self,
             Apply.self, AppendSections.self, InsertSections.self, DeleteSections.self, MoveSection.self, ReloadSections.self,
             AppendItems.self, InsertItems.self, DeleteItems.self, DeleteAll.self, MoveItem.self, ReloadItems.self,
             ReconfigureItems.self, UpdateItems.self, Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,

@@ -37,6 +37,18 @@ struct ListctlTests {
         #expect(call.status == 0 && call.out.contains("\"count\":2"))
     }
 
+    @Test func accessShowsAUsersLevelAndWhy() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let mine = try listctl(daemon, ["access", "home"])
+        #expect(mine.status == 0 && mine.out.contains("root (uid 0) has admin access to home (administrator); owner root (uid 0)"), "\(mine)")
+        let other = try listctl(daemon, ["access", "home", "--user", "nobody"])
+        #expect(other.out.contains("nobody (uid 65534) has read access to home (default)"), "\(other)")
+        #expect(other.out.contains("owns 0 of 1000 data sources, 0 of 10000000 items, 0 of 100 registrations"), "\(other)")
+        let listed = try listctl(daemon, ["ls"])
+        #expect(listed.out.contains("OWNER") && listed.out.contains("root"), "\(listed)")
+        #expect(try listctl(daemon, ["access", "home", "--user", "no-such-user-here"]).status != 0)
+    }
+
     @Test func unreachableDaemonIsExitStatusTwo() throws {
         let daemon = try Daemon()
         #expect(try daemon.stop() == 0)

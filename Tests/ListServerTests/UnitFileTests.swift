@@ -31,6 +31,15 @@ struct UnitFileTests {
         return (process.terminationStatus, output)
     }
 
+    /// Other users are told apart by their uids: no private user namespace (where every other uid reads
+    /// as 65534), and the socket lets the listd group in, nobody else.
+    @Test func unitsKeepUsersApart() throws {
+        let service = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.service"), encoding: .utf8)
+        let socket = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.socket"), encoding: .utf8)
+        #expect(!service.split(separator: "\n").contains { $0.hasPrefix("PrivateUsers=") })
+        #expect(socket.contains("SocketMode=0660") && socket.contains("SocketGroup=listd"))
+    }
+
     @Test func verifyIsClean() throws {
         let directory = try Self.stagedUnits()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,0 +1,276 @@
+import CTestCredentials
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The user the tests act as besides root: `nobody`, with its own group.
+let otherUID: UInt32 = 65534
+let otherGID: UInt32 = 65534
+
+/// Connects to `daemon` as `uid`/`gid`: a forked child drops to them and connects, so listd's
+/// `SO_PEERCRED` reads them (the test process must be root, as CI's is).
+func connect(_ daemon: Daemon, uid: UInt32 = otherUID, gid: UInt32 = otherGID) throws -> LineConnection {
+    let descriptor = listd_test_connect_as(daemon.socketPath, uid, gid)
+    guard descriptor >= 0 else { throw ClientError("cannot connect as uid \(uid): \(String(cString: strerror(errno)))") }
+    return LineConnection(adopting: descriptor)
+}
+
+/// A daemon another user can reach: a socket of mode 0666 in a directory others may enter.
+func sharedDaemon(arguments: [String] = [], configuration: JSONValue? = nil) throws -> Daemon {
+    let directory = try makeTemporaryDirectory()
+    chmod(directory, 0o755)
+    return try Daemon(arguments: ["--socket-mode", "0666"] + arguments, configuration: configuration, directory: directory)
+}
+
+@Suite("Local users: kernel identities, owners, the policy, quotas", .serialized)
+struct LocalUsersTests {
+    @Test func helloReportsTheKernelsIdentity() throws {
+        let daemon = try sharedDaemon()
+        let other = try connect(daemon)
+        let hello = try other.request(["cmd": "hello", "client": "as-nobody"]).result()
+        #expect(hello["uid"] == .int(Int(otherUID)) && hello["gid"] == .int(Int(otherGID)) && hello["user"] == "nobody")
+        #expect(hello["pid"]?.intValue.map { $0 > 0 } == true)
+        let root = try daemon.connect()
+        #expect(try root.request(["cmd": "hello"]).result()["uid"] == 0)
+        let clients = try root.request(["cmd": "stats"]).result()["connections"]?["clients"]?.arrayValue ?? []
+        #expect(clients.contains { $0["uid"] == .int(Int(otherUID)) && $0["user"] == "nobody" && $0["client"] == "as-nobody" })
+        #expect(clients.contains { $0["uid"] == 0 && $0["user"] == "root" })
+    }
+
+    @Test func anotherUserReadsRootsDataButChangesNothing() throws {
+        let daemon = try sharedDaemon()
+        let root = try daemon.connect()
+        for request: JSONValue in [
+            ["cmd": "apply", "dataSource": "tasks", "snapshot": ["sections": [["id": "S", "items": ["a", "b"]]]]],
+            ["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
+            ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [], "default": "row"],
+            ["cmd": "attach", "dataSource": "tasks", "view": "roots"],
+            ["cmd": "dequeue", "view": "roots", "indexPaths": [[0, 0]]],
+        ] {
+            _ = try root.request(request).result()
+        }
+        let before = try root.request(["cmd": "snapshot", "dataSource": "tasks"]).result()
+        let other = try connect(daemon)
+
+        // Reading is allowed.
+        #expect(try other.request(["cmd": "snapshot", "dataSource": "tasks"]).result()["sections"] == before["sections"])
+        #expect(try other.request(["cmd": "numberOfItems", "dataSource": "tasks"]).result()["count"] == 2)
+        let listed = try other.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue.first
+        #expect(listed?["owner"] == 0 && listed?["ownerName"] == "root" && listed?["access"] == "read")
+        _ = try other.request(["cmd": "attach", "dataSource": "tasks", "view": "mine"]).result()
+        _ = try other.request(["cmd": "dequeue", "view": "mine", "indexPaths": [[0, 1]]]).result()
+
+        // The message PROTOCOL.md shows, word for word.
+        let denied = try other.request(["id": 1, "cmd": "appendItems", "dataSource": "tasks", "items": ["x"]])
+        #expect(
+            denied["error"]?["message"]
+                == #"Data source "tasks" is owned by root (uid 0); user nobody (uid 65534) has read access (default), and to change its content needs write."#)
+        #expect(denied["error"]?["owner"] == 0 && denied["error"]?["ownerName"] == "root" && denied["error"]?["required"] == "write")
+
+        // Every kind of change to root's data source, registration and view is refused.
+        let mutations: [JSONValue] = [
+            ["cmd": "appendSections", "dataSource": "tasks", "sections": ["T"]],
+            ["cmd": "deleteItems", "dataSource": "tasks", "items": ["a"]],
+            ["cmd": "moveItem", "dataSource": "tasks", "item": "a", "afterItem": "b"],
+            ["cmd": "updateItems", "dataSource": "tasks", "items": [["id": "a", "data": ["title": "pwned"]]]],
+            ["cmd": "deleteAllItems", "dataSource": "tasks"],
+            ["cmd": "apply", "dataSource": "tasks", "snapshot": ["sections": []]],
+            ["cmd": "batch", "dataSource": "tasks", "operations": [["cmd": "deleteItems", "items": ["a"]]]],
+            ["cmd": "applySectionSnapshot", "dataSource": "tasks", "section": "S", "snapshot": ["items": [["id": "z"]]]],
+            ["cmd": "expand", "dataSource": "tasks", "section": "S", "items": ["a"]],
+            ["cmd": "collapse", "dataSource": "tasks", "section": "S", "items": ["a"]],
+            ["cmd": "setLayout", "dataSource": "tasks", "layout": [:]],
+            ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [], "default": "row"],
+            ["cmd": "setSupplementaryProvider", "dataSource": "tasks", "elementKind": "header", "rules": []],
+            ["cmd": "dropDataSource", "dataSource": "tasks"],
+            ["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "mine"]],
+            ["cmd": "unregister", "registration": "row"],
+            ["cmd": "setState", "view": "roots", "item": "a", "state": ["selected": true]],
+            ["cmd": "endDisplaying", "view": "roots", "cells": ["1"]],
+            ["cmd": "dequeue", "view": "roots", "indexPaths": [[0, 0]]],
+            ["cmd": "backup"],
+        ]
+        for mutation in mutations {
+            let reply = try other.request(mutation)
+            #expect(reply.errorCode == "permission-denied", "\(mutation): \(reply)")
+        }
+        // Registering the identical definition again changes nothing, so it is allowed.
+        _ = try other.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{title}}"]]).result()
+
+        #expect(try root.request(["cmd": "snapshot", "dataSource": "tasks"]).result() == before)
+        #expect(try root.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue.count == 1)
+        let stats = try root.request(["cmd": "stats"]).result()
+        #expect(stats["access"]?["permissionDenied"] == .int(mutations.count + 1))
+        #expect(stats["errors"]?["permission-denied"] == .int(mutations.count + 1))
+        // Root may still do anything.
+        _ = try root.request(["cmd": "appendItems", "dataSource": "tasks", "items": ["c"]]).result()
+        try daemon.stop()
+        let log = daemon.log
+        #expect(log.contains("permission denied") && log.contains("user=nobody") && log.contains("command=appendItems"), "\(log.suffix(2_000))")
+    }
+
+    @Test func anotherUserOwnsWhatItCreatesAcrossRestarts() throws {
+        let state = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var daemon = try sharedDaemon(arguments: ["--state-directory", state])
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "apply", "dataSource": "mine", "snapshot": ["sections": [["id": "S", "items": ["a"]]]]]).result()
+        _ = try other.request(["cmd": "register", "registration": "nobodys", "contentConfiguration": ["type": "cell"]]).result()
+        _ = try daemon.request(["cmd": "apply", "dataSource": "roots", "snapshot": ["sections": []]]).result()
+        try daemon.stop()
+
+        daemon = try sharedDaemon(arguments: ["--state-directory", state])
+        let again = try connect(daemon)
+        let listed = try again.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue ?? []
+        #expect(listed.first { $0["name"] == "mine" }?["owner"] == .int(Int(otherUID)))
+        #expect(listed.first { $0["name"] == "mine" }?["access"] == "admin")
+        _ = try again.request(["cmd": "appendItems", "dataSource": "mine", "items": ["b"]]).result()
+        _ = try again.request(["cmd": "setLayout", "dataSource": "mine", "layout": [:]]).result()
+        #expect(try again.request(["cmd": "appendItems", "dataSource": "roots", "items": ["x"]]).errorCode == "permission-denied")
+        _ = try again.request(["cmd": "unregister", "registration": "nobodys"]).result()
+        _ = try again.request(["cmd": "dropDataSource", "dataSource": "mine"]).result()
+    }
+
+    @Test func anAccessRuleGrantsWriteToASharedDataSource() throws {
+        let daemon = try sharedDaemon(configuration: [
+            "access": [
+                ["dataSources": "shared-*", "users": ["nobody"], "access": "write"],
+                ["dataSources": "private-*", "users": ["*"], "access": "none"],
+            ]
+        ])
+        for name in ["shared-board", "private-notes", "other"] {
+            _ = try daemon.request(["cmd": "apply", "dataSource": .string(name), "snapshot": ["sections": [["id": "S", "items": ["a"]]]]]).result()
+        }
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "appendItems", "dataSource": "shared-board", "items": ["b"]]).result()
+        #expect(try other.request(["cmd": "setLayout", "dataSource": "shared-board", "layout": [:]]).errorCode == "permission-denied")
+        #expect(try other.request(["cmd": "appendItems", "dataSource": "other", "items": ["b"]]).errorCode == "permission-denied")
+        #expect(try other.request(["cmd": "snapshot", "dataSource": "private-notes"]).errorCode == "permission-denied")
+        let names = try other.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue.compactMap { $0["name"]?.stringValue }
+        #expect(names == ["other", "shared-board"])
+        // A rule on a name also governs creating it: nobody gets less than write on private-*.
+        #expect(try other.request(["cmd": "createDataSource", "dataSource": "private-mine"]).errorCode == "permission-denied")
+        let access = try daemon.request(["cmd": "access", "dataSource": "shared-board", "user": "nobody"]).result()
+        #expect(access["access"] == "write" && access["reason"] == "rule 0" && access["uid"] == .int(Int(otherUID)))
+        #expect(try other.request(["cmd": "access", "dataSource": "other"]).result()["access"] == "read")
+        #expect(try daemon.request(["cmd": "snapshot", "dataSource": "shared-board"]).result()["sections"]?.arrayValue.first?["items"] == ["a", "b"])
+    }
+
+    @Test func onlyTrustedUsersBecomePluginsAndTypesCannotBeHijacked() throws {
+        var daemon = try sharedDaemon()
+        var other = try connect(daemon)
+        let refused = try other.request(["cmd": "hello", "role": "plugin", "name": "evil", "provides": ["emoji"]])
+        #expect(refused.errorCode == "permission-denied")
+        try daemon.stop()
+
+        daemon = try sharedDaemon(configuration: ["trustedPluginUsers": ["nobody"]])
+        let real = try daemon.connect()
+        _ = try real.request(["cmd": "hello", "role": "plugin", "name": "real", "provides": ["badge"]]).result()
+        other = try connect(daemon)
+        #expect(try other.request(["cmd": "hello", "role": "plugin", "name": "evil", "provides": ["badge"]]).errorCode == "plugin-type-taken")
+        _ = try other.request(["cmd": "hello", "role": "plugin", "name": "fine", "provides": ["stars"]]).result()
+    }
+
+    @Test func aSupervisedPluginsTypesStayReservedWhileItRestarts() throws {
+        let plugin = binaryDirectory.appendingPathComponent("emoji-plugin").path
+        let daemon = try sharedDaemon(arguments: ["--plugin", plugin])
+        let root = try daemon.connect()
+        func supervised() throws -> JSONValue? {
+            try root.request(["cmd": "stats"]).result()["supervisedPlugins"]?.arrayValue.first
+        }
+        func providers() throws -> [JSONValue] { try root.request(["cmd": "stats"]).result()["plugins"]?.arrayValue ?? [] }
+        var deadline = ContinuousClock.now + .seconds(20)
+        while try providers().isEmpty {
+            guard ContinuousClock.now < deadline else { throw ClientError("the emoji plugin never connected") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let pid = try #require(try supervised()?["pid"]?.intValue)
+        kill(Int32(pid), SIGKILL)
+        // Root is trusted, yet while the supervisor restarts the plugin its type is not up for grabs.
+        var attempts = 0
+        deadline = ContinuousClock.now + .seconds(20)
+        while try supervised()?["pid"]?.intValue == pid || (try providers().isEmpty) {
+            guard ContinuousClock.now < deadline else { throw ClientError("the emoji plugin was not restarted") }
+            let hijacker = try daemon.connect()
+            let reply = try hijacker.request(["cmd": "hello", "role": "plugin", "name": "hijack", "provides": ["emoji"]])
+            #expect(reply.errorCode == "plugin-type-taken", "\(reply)")
+            attempts += 1
+        }
+        #expect(attempts > 0)
+        #expect(try providers().first?["name"] != "hijack")
+    }
+
+    @Test func connectionsPerUserAreLimited() throws {
+        let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
+        var served: [LineConnection] = []
+        var refused = 0
+        for _ in 0..<6 {
+            let connection = try connect(daemon)
+            // A refused connection may already be closed for writing: its one line is still there to read.
+            try? connection.send(line: #"{"id":"p","cmd":"ping"}"#)
+            let reply = try #require(try connection.readJSON())
+            if reply["ok"] == true {
+                served.append(connection)
+            } else {
+                #expect(reply.errorCode == "limit-exceeded" && reply["error"]?["quota"] == "maxConnectionsPerUser", "\(reply)")
+                #expect(try connection.readLine(timeout: .seconds(5)) == nil, "a refused connection is closed after its one line")
+                refused += 1
+            }
+        }
+        #expect(served.count == 4 && refused == 2)
+        // Root's connections are served meanwhile.
+        let roots = try (0..<6).map { _ in try daemon.connect() }
+        for connection in roots { _ = try connection.request(["cmd": "ping"]).result() }
+        for connection in served { _ = try connection.request(["cmd": "ping"]).result() }
+        let stats = try roots[0].request(["cmd": "stats"]).result()
+        #expect(stats["connections"]?["refused"] == 2 && stats["access"]?["quotaRefused"] == 2)
+    }
+
+    @Test func perUserQuotasStopOnlyThatUser() throws {
+        let daemon = try sharedDaemon(configuration: ["maxDataSourcesPerUser": 2, "maxItemsPerUser": 3])
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "createDataSource", "dataSource": "a"]).result()
+        _ = try other.request(["cmd": "apply", "dataSource": "b", "snapshot": ["sections": [["id": "S", "items": ["1", "2", "3"]]]]]).result()
+        let third = try other.request(["cmd": "createDataSource", "dataSource": "c"])
+        #expect(third.errorCode == "limit-exceeded" && third["error"]?["quota"] == "maxDataSourcesPerUser")
+        let more = try other.request(["cmd": "appendItems", "dataSource": "b", "items": ["4"]])
+        #expect(more.errorCode == "limit-exceeded" && more["error"]?["quota"] == "maxItemsPerUser")
+        // Root is exempt; its work goes on.
+        for name in ["r1", "r2", "r3"] {
+            _ = try daemon.request(["cmd": "apply", "dataSource": .string(name), "snapshot": ["sections": [["id": "S", "items": ["1", "2", "3", "4"]]]]]).result()
+        }
+        let usage = try other.request(["cmd": "access", "dataSource": "b"]).result()
+        #expect(usage["usage"] == ["dataSources": 2, "items": 3, "registrations": 0])
+        #expect(try daemon.request(["cmd": "stats"]).result()["access"]?["quotaRefused"] == 2)
+    }
+
+    @Test func theSocketIsCreatedWithItsFinalModeAndGroup() throws {
+        var daemon = try Daemon()
+        var status = stat()
+        #expect(stat(daemon.socketPath, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o600)
+        try daemon.stop()
+        let directory = try makeTemporaryDirectory()
+        chmod(directory, 0o755)
+        daemon = try Daemon(arguments: ["--socket-mode", "0660", "--socket-group", "nogroup"], directory: directory)
+        #expect(stat(daemon.socketPath, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o660 && status.st_gid == otherGID)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".listd-") }
+        #expect(leftovers.isEmpty)
+        // nobody is in the socket's group (its primary group): it may connect; root always may.
+        _ = try connect(daemon).request(["cmd": "ping"]).result()
+        #expect(throws: ClientError.self) { try connect(daemon, uid: 65533, gid: 65533) }
+        #expect(runExecutableStatus(["--socket-mode", "999", "--ephemeral"]) == 64)
+    }
+}
+
+/// The exit status of listd run with `arguments` (for options it refuses at once).
+func runExecutableStatus(_ arguments: [String]) -> Int32 {
+    (try? runExecutable("listd", arguments).status) ?? -1
+}
