@@ -11,6 +11,9 @@ let package = Package(
         // Cell registrations, content configurations and reuse pools.
         .library(name: "CellCore", targets: ["CellCore"]),
         .library(name: "ListLayout", targets: ["ListLayout"]),
+        // The state that lasts (the fuzzer sets its quotas), and who may do what.
+        .library(name: "ListStore", targets: ["ListStore"]),
+        .library(name: "ListAccess", targets: ["ListAccess"]),
         // The daemon's engine; its InProcessServer serves the fuzzer (Fuzz/).
         .library(name: "ListServer", targets: ["ListServer"]),
         .executable(name: "listd", targets: ["listd"]),

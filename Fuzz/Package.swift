@@ -14,6 +14,8 @@ let package = Package(
                 .product(name: "ListServer", package: "listd"),
                 .product(name: "ListWire", package: "listd"),
                 .product(name: "DiffableCore", package: "listd"),
+                .product(name: "ListAccess", package: "listd"),
+                .product(name: "ListStore", package: "listd"),
             ],
             path: "Sources/ListdFuzz"
         )

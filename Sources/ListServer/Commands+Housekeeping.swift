@@ -190,7 +190,7 @@ extension CommandRouter {
                         writer.endArray()
                         writer.key("views")
                         writer.beginArray()
-                        for name in state.dataSources.keys.sorted() {
+                        for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, context.connection) {
                             for view in state.dataSources[name]!.attachedViews {
                                 let counters = view.cells.counters.values
                                 writer.value([

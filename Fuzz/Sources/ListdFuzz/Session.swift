@@ -1,5 +1,7 @@
 import DiffableCore
+import ListAccess
 import ListServer
+import ListStore
 import ListWire
 
 #if canImport(Glibc)
@@ -43,16 +45,33 @@ final class Session {
     /// Non-blank lines sent on the client connection and not answered yet.
     private var unanswered = 0
 
-    init() {
+    /// - Parameter asAnotherUser: the input's requests come from uid 1000, an ordinary user, and root owns
+    ///   data source "d" (a section, two items, a view) and registration "r" before the first line: the
+    ///   generator's favourite names, so most requests meet the access policy and the per-user quotas.
+    init(asAnotherUser: Bool = false) {
         var configuration = ServerConfiguration(listener: .path("/unused"))
         configuration.maximumLineBytes = Self.maximumLineBytes
         configuration.maximumItemsPerDataSource = 20_000
         configuration.maximumBatchOperations = 2_000
         configuration.maximumDataSources = 64
         configuration.maximumRegistrations = 64
+        configuration.quota = OwnerQuota(maximumDataSources: 3, maximumItems: 200, maximumRegistrations: 2)
         server = InProcessServer(configuration: configuration)
-        client = try! server.connect()
         checker = try! server.connect()
+        guard asAnotherUser else {
+            client = try! server.connect()
+            return
+        }
+        for setup in [
+            #"{"cmd":"apply","dataSource":"d","snapshot":{"sections":[{"id":"s0","items":["a","b"]}]}}"#,
+            #"{"cmd":"register","registration":"r","contentConfiguration":{"type":"cell","text":"{{title}}"}}"#,
+            #"{"cmd":"attach","dataSource":"d","view":"w"}"#,
+        ] {
+            guard let reply = try? checker.send(Array(setup.utf8) + [0x0A]).first, (try? JSONParser.parse(reply))?["ok"] == true else {
+                violation("the setup request failed", request: Array(setup.utf8))
+            }
+        }
+        client = try! server.connect(as: PeerIdentity(uid: 1000, gid: 1000, pid: 1, user: "fuzz"))
     }
 
     deinit {
