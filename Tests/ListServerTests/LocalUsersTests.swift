@@ -162,6 +162,32 @@ struct LocalUsersTests {
         #expect(try daemon.request(["cmd": "snapshot", "dataSource": "shared-board"]).result()["sections"]?.arrayValue.first?["items"] == ["a", "b"])
     }
 
+    @Test func accessRulesAreReloadedAndABadOneKeepsTheRunningOnes() throws {
+        let daemon = try sharedDaemon(configuration: ["access": [["dataSources": "shared", "users": ["nobody"], "access": "write"]]])
+        _ = try daemon.request(["cmd": "apply", "dataSource": "shared", "snapshot": ["sections": [["id": "S", "items": []]]]]).result()
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "appendItems", "dataSource": "shared", "items": ["a"]]).result()
+        let path = daemon.directory + "/listd.json"
+        try Data(JSONValue.object(["access": [["dataSources": "shared", "users": ["*"], "access": "read"]]]).jsonBytes)
+            .write(to: URL(fileURLWithPath: path))
+        try reload(daemon)
+        #expect(try other.request(["cmd": "appendItems", "dataSource": "shared", "items": ["b"]]).errorCode == "permission-denied")
+        // A rule naming a user that does not exist: the reload is refused, the running rules stay.
+        try Data(JSONValue.object(["access": [["dataSources": "shared", "users": ["no-such-user-here"], "access": "write"]]]).jsonBytes)
+            .write(to: URL(fileURLWithPath: path))
+        try reload(daemon)
+        #expect(try other.request(["cmd": "appendItems", "dataSource": "shared", "items": ["b"]]).errorCode == "permission-denied")
+        try daemon.stop()
+        #expect(daemon.log.contains("there is no user \"no-such-user-here\""), "\(daemon.log.suffix(1_000))")
+        // At start, the same mistake stops listd with EX_CONFIG, naming the file and the rule.
+        let bad = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: bad) }
+        try Data(JSONValue.object(["access": [["dataSources": "x", "groups": ["no-such-group-here"], "access": "write"]]]).jsonBytes)
+            .write(to: URL(fileURLWithPath: bad + "/bad.json"))
+        let refused = try runExecutable("listd", ["--ephemeral", "--socket", bad + "/s", "--config", bad + "/bad.json"])
+        #expect(refused.status == 78 && refused.err.contains("\"access\"[0].groups: there is no group \"no-such-group-here\""), "\(refused)")
+    }
+
     @Test func onlyTrustedUsersBecomePluginsAndTypesCannotBeHijacked() throws {
         var daemon = try sharedDaemon()
         var other = try connect(daemon)

@@ -145,15 +145,12 @@ struct SystemdTests {
         #expect(try connection.request(["cmd": "batch", "dataSource": "d", "operations": four]).errorCode == "limit-exceeded")
         let path = daemon.directory + "/listd.json"
         try Data(JSONValue.object(["maxBatchOperations": 10]).jsonBytes).write(to: URL(fileURLWithPath: path))
-        kill(daemon.process.processIdentifier, SIGHUP)
-        try daemon.notify.wait(for: "RELOADING=1")
-        try daemon.notify.wait(for: "READY=1")
+        // Waits for a READY=1 after the signal (not the one sent at start).
+        try reload(daemon)
         #expect(try connection.request(["cmd": "batch", "dataSource": "d", "operations": four])["ok"] == true)
         // A broken file: the running limits stay.
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
-        kill(daemon.process.processIdentifier, SIGHUP)
-        try daemon.notify.wait(for: "RELOADING=1")
-        try daemon.notify.wait(for: "READY=1")
+        try reload(daemon)
         #expect(try connection.request(["cmd": "hello"]).result()["limits"]?["maxBatchOperations"] == 10)
         #expect(try daemon.stop() == 0)
         #expect(daemon.log.contains("reload failed"))
