@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListWire", "DiffableCore", "ListAccess", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "ListWire", "DiffableCore", "ListAccess", "CSystemd", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         // `swift run -c release core-benchmarks` (see README, "Performance").

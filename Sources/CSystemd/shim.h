@@ -16,6 +16,18 @@ typedef struct {
     gid_t gid;
 } listd_ucred;
 
+/* SO_PEERGROUPS (Linux 4.13): the supplementary groups of the process that connected, as the kernel
+   recorded them at connect(), sorted ascending. Read into a fixed buffer; entries past the groups stay 0.
+   A peer in more groups than fit makes the read fail (ERANGE). */
+#include <sys/socket.h>
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+typedef struct {
+    gid_t groups[1024];
+} listd_peergroups;
+static const int listd_so_peergroups = SO_PEERGROUPS;
+
 /* Lowers the calling thread's CPU priority to `niceness` (setpriority on the thread id: Linux applies
    it to that thread only). For background work that must not take the CPU from the event loop and
    the writer. Returns 0, or -1 with errno. */

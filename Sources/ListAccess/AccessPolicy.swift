@@ -77,8 +77,8 @@ public enum AccessReason: Sendable, Equatable, CustomStringConvertible {
 /// - Administrators (root and the user listd runs as) may do anything.
 /// - A data source's owner (the user that created it) may do anything to it; any other user gets the
 ///   level of the first rule that matches it and the data source's name, else `defaultLevel` (`read`).
-///   Creating a data source is open to everyone, unless a rule matching the name gives that user less
-///   than `write`.
+///   Creating a data source is open to everyone, except names some rule covers: those only the users
+///   the rules give at least `write` may create.
 /// - Registrations: everyone may read and use them; only their owner and administrators change or
 ///   delete them.
 /// - Plugins: only administrators and the trusted users and groups may announce cell types.
@@ -111,11 +111,13 @@ public struct AccessPolicy: Sendable, Equatable {
         return (defaultLevel, .defaultLevel)
     }
 
-    /// Whether `identity` may create a data source called `name`: yes unless a rule matching the name
-    /// gives it less than `write`.
+    /// Whether `identity` may create a data source called `name`. A name no rule's pattern matches is
+    /// anyone's to create. A name some rule covers is reserved to the users the rules give at least
+    /// `write` on it (the first rule naming the user decides): nobody else can take a shared name first.
     public func mayCreate(_ identity: PeerIdentity, dataSource name: String) -> (allowed: Bool, reason: AccessReason?) {
         if isAdministrator(identity) { return (true, .administrator) }
-        guard let index = rules.firstIndex(where: { $0.matches(identity, dataSource: name) }) else { return (true, nil) }
+        guard let covering = rules.firstIndex(where: { $0.dataSources.matches(name) }) else { return (true, nil) }
+        guard let index = rules.firstIndex(where: { $0.matches(identity, dataSource: name) }) else { return (false, .rule(covering)) }
         return (rules[index].level >= .write, .rule(index))
     }
 

@@ -12,7 +12,7 @@ extension CommandRouter {
                 "A user's effective access to a data source (this connection's user, or another by name or uid): none, read, write or admin, with the reason (administrator, owner, the matching rule, or the default) and the user's usage of the per-user quotas.",
             arguments: [
                 ArgumentSpec("dataSource", "string", required: true, "The data source (it need not exist: then whether the user may create it)."),
-                ArgumentSpec("user", "string or integer", "A user name or uid (default: this connection's user)."),
+                ArgumentSpec("user", "string or integer", "A user name or uid (default: this connection's user; others: administrators only)."),
             ],
             result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations}, quota}"
         ) { arguments, _ throws(WireError) in
@@ -20,7 +20,17 @@ extension CommandRouter {
             let user = arguments.value("user")
             return { context throws(WireError) in
                 let state = context.state
-                let identity = try user.map { value throws(WireError) in try state.identity(named: value) } ?? context.connection.identity
+                let caller = context.connection.identity
+                // Looking up other users (the user database, possibly remote) is for administrators.
+                if let user, user != .string(caller.user ?? ""), user != .int(Int(caller.uid)), !state.policy.isAdministrator(caller) {
+                    throw WireError(
+                        .permissionDenied,
+                        "Only root and the user listd runs as may ask about other users; user \(caller.displayName) may ask about itself.")
+                }
+                let identity = try user.map { value throws(WireError) in try state.identity(named: value) } ?? caller
+                if let model = state.model.dataSources[name] {
+                    try state.require(.read, on: model, by: caller, to: "ask about it")
+                }
                 let model = state.model.dataSources[name]
                 let (level, reason) =
                     model.map { state.policy.access(of: identity, toDataSource: name, ownedBy: $0.owner) } ?? (.none, .defaultLevel)

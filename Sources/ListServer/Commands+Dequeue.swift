@@ -22,7 +22,9 @@ extension CommandRouter {
         if let own = context.connection.views.first(where: { $0.name == name && (dataSource == nil || $0.dataSource == dataSource) }) {
             return own
         }
-        let candidates = context.state.dataSources.values.compactMap { $0.views[name] }.filter { dataSource == nil || $0.dataSource == dataSource }
+        let candidates = context.state.dataSources.values
+            .filter { context.state.canRead($0.model, context.connection) }
+            .compactMap { $0.views[name] }.filter { dataSource == nil || $0.dataSource == dataSource }
         guard let found = candidates.first else {
             throw WireError(.notAttached, "No view named \"\(name)\" is attached\(dataSource.map { " to data source \"\($0)\"" } ?? "").")
         }

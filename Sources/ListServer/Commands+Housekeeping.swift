@@ -11,7 +11,7 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
     ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
-    ("dropped", "To attached views when their data source is dropped; the view is detached: {dataSource, view}."),
+    ("dropped", "To attached views when their data source is dropped, or (reason \"access\") a reload took the user's read access away; the view is detached: {dataSource, view, reason?}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
 ]
@@ -225,7 +225,7 @@ extension CommandRouter {
                                 "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
                                 "starts": .int(plugin.starts),
                             ]
-                            if let pid = plugin.pid { entry["pid"] = .int(Int(pid)) }
+                            if let pid = plugin.pid, state.policy.isAdministrator(context.connection.identity) { entry["pid"] = .int(Int(pid)) }
                             if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
                             writer.value(.object(entry))
                         }

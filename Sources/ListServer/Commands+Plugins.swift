@@ -20,7 +20,9 @@ extension CommandRouter {
         let state = context.state
         // Plugins see every payload sent to them and put content in everyone's cells: only trusted users
         // (and the plugins listd starts itself) may be one.
-        let supervised = state.supervisor?.supervisedName(peer: connection.identity.pid)
+        // Supervised plugins run as listd's own user; a pid alone proves nothing (pids are reused).
+        let supervised =
+            connection.identity.uid == state.serviceIdentity.uid ? state.supervisor?.supervisedName(peer: connection.identity.pid) : nil
         guard supervised != nil || state.policy.mayProvidePlugins(connection.identity) else {
             throw WireError(
                 .permissionDenied,

@@ -84,7 +84,7 @@ public final class ListServer: Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 // Who connected decides what it may do: the kernel's record of the peer, read once.
-                PeerIdentity.read(from: channel, directory: state.value.identities).flatMapThrowing { identity in
+                PeerIdentity.read(from: channel, names: state.value.userNames).flatMapThrowing { identity in
                     let serverState = state.value
                     let limits = serverState.configuration
                     if let refusal = serverState.refusal(of: identity) {
@@ -241,8 +241,9 @@ public final class ListServer: Sendable {
             updated.socketMode = state.value.configuration.socketMode
             updated.socketGroup = state.value.configuration.socketGroup
             state.value.configuration = updated
-            // Renamed users and changed groups show from now on.
-            state.value.identities.clear()
+            // Renamed users show from now on; what the new rules no longer allow stops now.
+            state.value.userNames.clear()
+            state.value.enforcePolicyOnOpenConnections()
         }.get()
         await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds))
         logger.info("reloaded the configuration")

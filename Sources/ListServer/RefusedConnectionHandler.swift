@@ -1,5 +1,6 @@
 import ListAccess
 import ListWire
+import Logging
 import NIOCore
 
 /// A connection listd will not serve: it gets one error line, then is closed.
@@ -36,19 +37,35 @@ extension ServerState {
             error = WireError(
                 .limitExceeded, "listd holds \(connections.count) connections, its limit (maxConnections).",
                 details: ["limit": "maxConnections"])
-            logger.warning("refusing a connection: maxConnections", metadata: ["connections": "\(connections.count)", "user": "\(identity.displayName)"])
+            logRefusal("refusing a connection: maxConnections", identity, connections: connections.count, level: .warning)
         } else if identity.uid != 0, let held = connectionsPerUser[identity.uid], held >= configuration.maximumConnectionsPerUser {
             quotaRefusals += 1
             error = WireError(
                 .limitExceeded,
                 "User \(identity.displayName) (uid \(identity.uid)) holds \(held) connections, the per-user limit (maxConnectionsPerUser).",
                 details: ["quota": "maxConnectionsPerUser", "uid": .int(Int(identity.uid))])
-            logger.notice(
-                "quota exceeded: refusing a connection",
-                metadata: ["user": "\(identity.displayName)", "uid": "\(identity.uid)", "connections": "\(held)"])
+            logRefusal("quota exceeded: refusing a connection (maxConnectionsPerUser)", identity, connections: held, level: .notice)
         } else {
             return nil
         }
         return CommandRouter.shared.errorReply(id: nil, error)
+    }
+
+    /// Logs a refused connection, at most once a second: a client reconnecting in a loop cannot flood
+    /// the journal (the line says how many refusals went unlogged since the last one).
+    private func logRefusal(_ message: String, _ identity: PeerIdentity, connections: Int, level: Logger.Level) {
+        let now = NIODeadline.now()
+        if let last = lastRefusalLogged, now - last < .seconds(1) {
+            refusalsNotLogged += 1
+            return
+        }
+        lastRefusalLogged = now
+        logger.log(
+            level: level, "\(message)",
+            metadata: [
+                "user": "\(identity.displayName)", "uid": "\(identity.uid)", "connections": "\(connections)",
+                "notLoggedSinceLast": "\(refusalsNotLogged)",
+            ])
+        refusalsNotLogged = 0
     }
 }

@@ -13,7 +13,7 @@ extension ServerState {
 
     /// The user name of `uid` for messages (cached), else the number.
     func userName(of uid: UInt32) -> String {
-        identities.identity(uid: uid, gid: 0, pid: 0).user ?? String(uid)
+        userNames.name(of: uid) ?? String(uid)
     }
 
     /// `change` with what it creates owned by `uid`.
@@ -81,7 +81,7 @@ extension ServerState {
         guard !allowed else { return }
         throw WireError(
             .permissionDenied,
-            "User \(identity.displayName) (uid \(identity.uid)) may not create data source \"\(name)\": \(reason.map { "\($0)" } ?? "a rule") gives it less than write on that name.",
+            "User \(identity.displayName) (uid \(identity.uid)) may not create data source \"\(ControlCharacters.escaped(name))\": \(reason.map { "\($0)" } ?? "a rule") reserves the name to users it gives write.",
             details: ["dataSource": .string(name), "required": "write"])
     }
 
@@ -107,6 +107,33 @@ extension ServerState {
     /// Whether the connection's user may read the data source.
     func canRead(_ dataSource: DataSourceModel, _ connection: ConnectionHandler) -> Bool {
         policy.access(of: connection.identity, toDataSource: dataSource.name, ownedBy: dataSource.owner).level >= .read
+    }
+
+    /// After the policy changed (a reload): views whose user may no longer read their data source are
+    /// detached (`dropped` with `"reason": "access"`), plugins whose user is no longer trusted are
+    /// disconnected. What was allowed when it started does not outlive the rule that allowed it.
+    func enforcePolicyOnOpenConnections() {
+        for connection in connections.values {
+            let lost = connection.views.filter { view in
+                guard let dataSource = dataSources[view.dataSource] else { return false }
+                return !canRead(dataSource.model, connection)
+            }
+            for view in lost {
+                dataSources[view.dataSource]?.detach(view: view.name)
+                connection.views.removeAll { $0.name == view.name && $0.dataSource == view.dataSource }
+                logger.notice(
+                    "access revoked: detaching a view",
+                    metadata: ["user": "\(connection.identity.displayName)", "dataSource": "\(view.dataSource)", "view": "\(view.name)"])
+                connection.sendEvent(
+                    JSONValue.object(["event": "dropped", "dataSource": .string(view.dataSource), "view": .string(view.name), "reason": "access"])
+                        .jsonBytes)
+            }
+            if let plugin = connection.plugin, !policy.mayProvidePlugins(connection.identity),
+                connection.identity.uid != serviceIdentity.uid
+            {
+                plugin.close(reason: "user \(connection.identity.displayName) is no longer trusted to provide plugins")
+            }
+        }
     }
 
     /// Refuses a command only administrators may run.

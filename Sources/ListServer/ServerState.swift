@@ -37,8 +37,8 @@ final class ServerState {
     var connectionsPerUser: [UInt32: Int] = [:]
     /// listd's own identity: the owner of what it makes itself, and of in-process connections.
     let serviceIdentity = PeerIdentity.current
-    /// User names and groups of the uids that connected.
-    let identities = IdentityCache()
+    /// User names of the uids that connected or own something.
+    let userNames = UserNameCache()
     /// Bytes of unfinished request lines held across all connections (see `shedPartialLines`).
     var partialLineBytes = 0
     private var nextConnectionID = 1
@@ -57,6 +57,9 @@ final class ServerState {
     var quotaRefusals = 0
     /// Connections closed at accept: over `maxConnections`, or a user's `maxConnectionsPerUser`.
     var connectionsRefused = 0
+    /// When a refused connection was last logged, and how many were not since (see `logRefusal`).
+    var lastRefusalLogged: NIODeadline?
+    var refusalsNotLogged = 0
 
     init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration

@@ -45,14 +45,15 @@ public enum UserDirectory {
         }
     }
 
-    /// The groups the database lists `user` in, with `primary` (empty when the user is unknown).
+    /// The groups the database lists `user` in, with `primary` (at most 65,536: the kernel's limit).
     public static func groups(of user: String, primary: UInt32) -> [UInt32] {
-        var count: Int32 = 32
+        var count: Int32 = 64
         while true {
             var groups = [gid_t](repeating: 0, count: Int(count))
             let found = getgrouplist(user, primary, &groups, &count)
             if found >= 0 { return Array(groups.prefix(Int(count))) }
-            if count <= groups.count { count = Int32(groups.count * 2) }
+            guard groups.count < 65_536 else { return groups }
+            count = Int32(min(max(Int(count), groups.count * 2), 65_536))
         }
     }
 
@@ -62,14 +63,17 @@ public enum UserDirectory {
     }
 
     /// Runs a `get*_r` call with a buffer that grows while the call says it is too small.
-    private static func withBuffer<Value>(_ body: (UnsafeMutableBufferPointer<CChar>) -> Attempt<Value>) -> Value {
+    private static func withBuffer<Value>(_ body: (UnsafeMutableBufferPointer<CChar>) -> Attempt<Value?>) -> Value? {
         var size = 1_024
         while true {
             let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: size)
             defer { buffer.deallocate() }
             switch body(buffer) {
             case .done(let value): return value
-            case .retry: size *= 4
+            case .retry:
+                // A database that keeps asking for more than 16 MiB is broken: nothing found.
+                guard size < 16 << 20 else { return nil }
+                size *= 4
             }
         }
     }
@@ -78,42 +82,54 @@ public enum UserDirectory {
 extension PeerIdentity {
     /// The identity of listd's own process (for changes listd makes itself, and in-process connections).
     public static var current: PeerIdentity {
+        var groups = [gid_t](repeating: 0, count: Int(max(getgroups(0, nil), 0)))
+        let count = getgroups(Int32(groups.count), &groups)
         let uid = geteuid()
-        let name = UserDirectory.userName(of: uid)
-        return PeerIdentity(
-            uid: uid, gid: getegid(), pid: getpid(), groups: name.map { UserDirectory.groups(of: $0, primary: getegid()) } ?? [], user: name)
+        return PeerIdentity(uid: uid, gid: getegid(), pid: getpid(), groups: Array(groups.prefix(Int(max(count, 0)))), user: UserDirectory.userName(of: uid))
     }
 
-    /// Reads the peer of a Unix socket channel: uid, gid and pid from `SO_PEERCRED` (the kernel's record
-    /// of the process that connected), the user name and groups from the user database.
-    static func read(from channel: Channel, directory: IdentityCache) -> EventLoopFuture<PeerIdentity> {
+    /// Reads the peer of a Unix socket channel, all from the kernel's record of the process that
+    /// connected: uid, gid and pid (`SO_PEERCRED`) and its supplementary groups (`SO_PEERGROUPS`); the
+    /// user name from the user database (cached).
+    static func read(from channel: Channel, names: UserNameCache) -> EventLoopFuture<PeerIdentity> {
         guard let provider = channel as? SocketOptionProvider else {
             return channel.eventLoop.makeFailedFuture(ListServerError("not a socket: no peer credentials"))
         }
-        return provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            .map { (credentials: listd_ucred) in
-                directory.identity(uid: credentials.uid, gid: credentials.gid, pid: credentials.pid)
-            }
+        let credentials = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            as EventLoopFuture<listd_ucred>
+        let groups = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(listd_so_peergroups))
+            .map { (buffer: listd_peergroups) in supplementaryGroups(buffer) }
+            // More groups than the buffer holds: none are counted (rules on groups fail closed).
+            .recover { _ in [] }
+        return credentials.and(groups).map { credentials, groups in
+            PeerIdentity(
+                uid: credentials.uid, gid: credentials.gid, pid: credentials.pid, groups: groups, user: names.name(of: credentials.uid))
+        }
+    }
+
+    /// The groups in a `SO_PEERGROUPS` buffer: sorted ascending, then zeros. A leading 0 is group 0 only
+    /// when groups follow it (a lone 0 cannot be told from an empty list: it is left out, failing closed).
+    static func supplementaryGroups(_ buffer: listd_peergroups) -> [UInt32] {
+        withUnsafeBytes(of: buffer.groups) { raw in
+            let all = raw.bindMemory(to: gid_t.self)
+            let groups = all.filter { $0 != 0 }
+            return all.first == 0 && !groups.isEmpty ? [0] + groups : groups
+        }
     }
 }
 
-/// User names and groups by uid, looked up once (the user database can be slow: LDAP, …). Cleared on
-/// reload, so a renamed user or changed group shows after SIGHUP.
-final class IdentityCache {
-    private var entries: [UInt32: (user: String?, groups: [UInt32])] = [:]
+/// User names by uid, looked up once (the user database can be slow: LDAP, …). Cleared on reload, so a
+/// renamed user shows after SIGHUP.
+final class UserNameCache {
+    private var names: [UInt32: String?] = [:]
 
-    func identity(uid: UInt32, gid: UInt32, pid: Int32) -> PeerIdentity {
-        let entry: (user: String?, groups: [UInt32])
-        if let known = entries[uid] {
-            entry = known
-        } else {
-            let user = UserDirectory.userName(of: uid)
-            entry = (user, user.map { UserDirectory.groups(of: $0, primary: gid) } ?? [])
-            if entries.count > 10_000 { entries.removeAll() }
-            entries[uid] = entry
-        }
-        return PeerIdentity(uid: uid, gid: gid, pid: pid, groups: entry.groups, user: entry.user)
+    func name(of uid: UInt32) -> String? {
+        if let known = names[uid] { return known }
+        let name = UserDirectory.userName(of: uid)
+        if names.count > 10_000 { names.removeAll() }
+        names[uid] = name
+        return name
     }
 
-    func clear() { entries.removeAll() }
+    func clear() { names.removeAll() }
 }

@@ -45,6 +45,18 @@ public final class DataSourceModel {
             supplementaryProviders: supplementaryProviders, layout: layout)
     }
 
+    /// Every item the data source holds: the snapshot's, and those collapsed away inside outlines (what
+    /// the item limits and quotas count).
+    ///
+    /// - Complexity: O(1) without outlines; O(number of outlines) with.
+    public var storedItemCount: Int {
+        var count = snapshot.numberOfItems
+        for (section, outline) in outlines {
+            count += outline.count - ((try? snapshot.numberOfItems(inSection: section)) ?? 0)
+        }
+        return count
+    }
+
     /// The outline of a section: the stored one, or a flat one made from its items; `nil` when the
     /// section does not exist.
     public func outline(of section: String) -> SectionSnapshot? {

@@ -28,7 +28,7 @@ public final class StateModel {
         var usage: [UInt32: OwnerUsage] = [:]
         for dataSource in dataSources.values {
             usage[dataSource.owner, default: OwnerUsage()].dataSources += 1
-            usage[dataSource.owner, default: OwnerUsage()].items += dataSource.snapshot.numberOfItems
+            usage[dataSource.owner, default: OwnerUsage()].items += dataSource.storedItemCount
         }
         for registration in registrations.values { usage[registration.owner, default: OwnerUsage()].registrations += 1 }
         usageByOwner = usage
@@ -61,7 +61,7 @@ public final class StateModel {
             guard let dropped = dataSources.removeValue(forKey: name) else {
                 throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
             }
-            adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.snapshot.numberOfItems)
+            adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.storedItemCount)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
             return outcome
@@ -99,12 +99,12 @@ public final class StateModel {
         if let ifVersion, ifVersion != dataSource.version {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
         }
-        let itemsBefore = dataSource.snapshot.numberOfItems
+        let itemsBefore = dataSource.storedItemCount
         var outcome = try perform(operation, on: dataSource, limits: limits)
         if created { dataSources[name] = dataSource }
-        adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.snapshot.numberOfItems - itemsBefore)
         dataSource.version += 1
         dataSource.reconcileOutlines()
+        adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
         outcome.version = dataSource.version
         outcome.createdDataSource = created
         return outcome
@@ -177,7 +177,8 @@ public final class StateModel {
     ) throws(WireError) -> ChangeOutcome {
         let previous = dataSource.outline(of: section)
         let outline = try transform(previous)
-        try checkRoom(for: outline.visibleItems.count, in: dataSource, limits)
+        // Collapsed items are held too: the whole outline counts against the limits.
+        try checkRoom(for: outline.count, in: dataSource, limits)
         var result = try snapshotOperation { () throws in
             try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
         }
@@ -215,7 +216,7 @@ public final class StateModel {
     /// The data source has room for `addedItems` more (at most), and its owner's quota too.
     private func checkRoom(for addedItems: Int, in dataSource: DataSourceModel, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.maximumItemsPerDataSource
-        if addedItems > 0 && dataSource.snapshot.numberOfItems > limit - addedItems {
+        if addedItems > 0 && dataSource.storedItemCount > limit - addedItems {
             throw WireError(.limitExceeded, "Data source \"\(dataSource.name)\" would pass its limit of \(limit) items.")
         }
         try checkQuota(addingItems: addedItems, owner: dataSource.owner, limits)

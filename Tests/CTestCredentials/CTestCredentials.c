@@ -27,7 +27,7 @@ static void send_result(int channel, int error, int descriptor) {
     (void)sendmsg(channel, &message, MSG_NOSIGNAL);
 }
 
-int listd_test_connect_as(const char *path, uid_t uid, gid_t gid) {
+int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *groups, size_t count) {
     struct sockaddr_un address;
     memset(&address, 0, sizeof(address));
     address.sun_family = AF_UNIX;
@@ -49,7 +49,7 @@ int listd_test_connect_as(const char *path, uid_t uid, gid_t gid) {
     }
     if (child == 0) {
         close(pair[0]);
-        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0) {
+        if (setgroups(count, count > 0 ? groups : NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0) {
             send_result(pair[1], errno, -1);
             _exit(1);
         }

@@ -78,6 +78,11 @@ struct AccessPolicyTests {
         #expect(policy.mayCreate(bob, dataSource: "shared-1") == (false, .rule(1)))
         #expect(policy.mayCreate(bob, dataSource: "mine").allowed)
         #expect(policy.mayCreate(root, dataSource: "shared-1").allowed)
+        // A name covered only by rules for others cannot be taken first by someone they do not name.
+        policy.rules = [AccessRule(dataSources: GlobPattern("tasks-*"), groups: [2000], level: .write)]
+        #expect(policy.mayCreate(alice, dataSource: "tasks-board").allowed)
+        #expect(policy.mayCreate(bob, dataSource: "tasks-board") == (false, .rule(0)))
+        #expect(policy.mayCreate(bob, dataSource: "other").allowed)
     }
 
     @Test func onlyTrustedUsersProvidePlugins() {

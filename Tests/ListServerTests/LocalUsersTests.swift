@@ -15,8 +15,8 @@ let otherGID: UInt32 = 65534
 
 /// Connects to `daemon` as `uid`/`gid`: a forked child drops to them and connects, so listd's
 /// `SO_PEERCRED` reads them (the test process must be root, as CI's is).
-func connect(_ daemon: Daemon, uid: UInt32 = otherUID, gid: UInt32 = otherGID) throws -> LineConnection {
-    let descriptor = listd_test_connect_as(daemon.socketPath, uid, gid)
+func connect(_ daemon: Daemon, uid: UInt32 = otherUID, gid: UInt32 = otherGID, groups: [UInt32] = []) throws -> LineConnection {
+    let descriptor = groups.withUnsafeBufferPointer { listd_test_connect_as(daemon.socketPath, uid, gid, $0.baseAddress, $0.count) }
     guard descriptor >= 0 else { throw ClientError("cannot connect as uid \(uid): \(String(cString: strerror(errno)))") }
     return LineConnection(adopting: descriptor)
 }
@@ -154,8 +154,15 @@ struct LocalUsersTests {
         #expect(try other.request(["cmd": "snapshot", "dataSource": "private-notes"]).errorCode == "permission-denied")
         let names = try other.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue.compactMap { $0["name"]?.stringValue }
         #expect(names == ["other", "shared-board"])
-        // A rule on a name also governs creating it: nobody gets less than write on private-*.
+        // Rules reserve the names they cover: nobody gets less than write on private-*, and a user no
+        // rule for shared-* names cannot take such a name first.
         #expect(try other.request(["cmd": "createDataSource", "dataSource": "private-mine"]).errorCode == "permission-denied")
+        _ = try other.request(["cmd": "createDataSource", "dataSource": "shared-new"]).result()
+        let stranger = try connect(daemon, uid: 65533, gid: 65533)
+        #expect(try stranger.request(["cmd": "createDataSource", "dataSource": "shared-other"]).errorCode == "permission-denied")
+        _ = try stranger.request(["cmd": "createDataSource", "dataSource": "strangers"]).result()
+        // Asking about another user is for administrators.
+        #expect(try other.request(["cmd": "access", "dataSource": "other", "user": "root"]).errorCode == "permission-denied")
         let access = try daemon.request(["cmd": "access", "dataSource": "shared-board", "user": "nobody"]).result()
         #expect(access["access"] == "write" && access["reason"] == "rule 0" && access["uid"] == .int(Int(otherUID)))
         #expect(try other.request(["cmd": "access", "dataSource": "other"]).result()["access"] == "read")
@@ -186,6 +193,30 @@ struct LocalUsersTests {
             .write(to: URL(fileURLWithPath: bad + "/bad.json"))
         let refused = try runExecutable("listd", ["--ephemeral", "--socket", bad + "/s", "--config", bad + "/bad.json"])
         #expect(refused.status == 78 && refused.err.contains("\"access\"[0].groups: there is no group \"no-such-group-here\""), "\(refused)")
+    }
+
+    @Test func groupRulesUseTheKernelsSupplementaryGroups() throws {
+        // Group 100 ("users") is not nobody's in the user database: only the connecting process has it.
+        let daemon = try sharedDaemon(configuration: ["access": [["dataSources": "team", "groups": [100], "access": "write"]]])
+        _ = try daemon.request(["cmd": "apply", "dataSource": "team", "snapshot": ["sections": [["id": "S", "items": []]]]]).result()
+        let member = try connect(daemon, groups: [100, 4242])
+        _ = try member.request(["cmd": "appendItems", "dataSource": "team", "items": ["a"]]).result()
+        let outsider = try connect(daemon, groups: [4242])
+        #expect(try outsider.request(["cmd": "appendItems", "dataSource": "team", "items": ["b"]]).errorCode == "permission-denied")
+    }
+
+    @Test func aReloadThatTakesAccessAwayDetachesViews() throws {
+        let daemon = try sharedDaemon(configuration: [:])
+        _ = try daemon.request(["cmd": "apply", "dataSource": "notes", "snapshot": ["sections": [["id": "S", "items": ["a"]]]]]).result()
+        let view = try connect(daemon)
+        _ = try view.request(["cmd": "attach", "dataSource": "notes", "view": "v"]).result()
+        try Data(JSONValue.object(["access": [["dataSources": "notes", "users": ["*"], "access": "none"]]]).jsonBytes)
+            .write(to: URL(fileURLWithPath: daemon.directory + "/listd.json"))
+        try reload(daemon)
+        #expect(try view.readJSON() == ["event": "dropped", "dataSource": "notes", "view": "v", "reason": "access"])
+        _ = try daemon.request(["cmd": "appendItems", "dataSource": "notes", "items": ["secret"]]).result()
+        try view.send(line: #"{"id":"p","cmd":"ping"}"#)
+        #expect(try view.readJSON() == ["id": "p", "ok": true, "result": [:]], "no changes event reaches the detached view")
     }
 
     @Test func onlyTrustedUsersBecomePluginsAndTypesCannotBeHijacked() throws {

@@ -67,6 +67,23 @@ struct OwnershipTests {
         _ = try model.apply(.dataSource(name: "root-0", ifVersion: nil, createAs: nil, .edit(.appendItems(["1", "2", "3", "4", "5", "6"], toSection: "S"))), limits: limits)
     }
 
+    @Test func collapsedOutlineItemsCountToo() throws {
+        let model = StateModel()
+        let alice = DataSourceCreation(incarnation: "i", owner: 1000)
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: alice, .edit(.appendSections(["S"]))), limits: limits)
+        var outline = SectionSnapshot()
+        try outline.append(["root"])
+        try outline.append(["c1", "c2", "c3"], to: "root")  // collapsed: one visible item, four held
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceOutline(section: "S", outline)), limits: limits)
+        #expect(model.dataSources["a"]?.snapshot.numberOfItems == 1)
+        #expect(model.usage(of: 1000).items == 4)
+        var bigger = outline
+        try bigger.append(["c4", "c5"], to: "root")
+        #expect(quotaError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceOutline(section: "S", bigger)), model) == "maxItemsPerUser")
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.deleteSections(["S"]))), limits: limits)
+        #expect(model.usage(of: 1000).items == 0)
+    }
+
     @Test func ownersSurviveTheStoredEncodings() throws {
         var content = DataSourceContent(owner: 1000, version: 3)
         content.snapshot = try Snapshot([(Section("S"), ["a"])])

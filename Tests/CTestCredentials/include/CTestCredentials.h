@@ -3,13 +3,14 @@
 
 #include <sys/types.h>
 
-/* Connects to the Unix socket at `path` as user `uid` and group `gid` (no supplementary groups), so that
+/* Connects to the Unix socket at `path` as user `uid`, group `gid` and the `count` supplementary groups
+   `groups` (none when `count` is 0), so that
    the server's SO_PEERCRED reads those credentials, and returns the connected descriptor to the caller.
 
    A forked child drops its privileges (setgroups, setgid, setuid), connects, and passes the descriptor
    back over a socket pair (SCM_RIGHTS); the kernel records the peer's credentials at connect(). The
    calling process must be root. Returns the descriptor, or -1 with errno set (in the child's failure
    case, the errno of the step that failed). Only async-signal-safe calls run in the child. */
-int listd_test_connect_as(const char *path, uid_t uid, gid_t gid);
+int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *groups, size_t count);
 
 #endif
