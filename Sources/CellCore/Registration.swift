@@ -34,6 +34,9 @@ public struct Registration: Sendable {
     public let limits: TemplateLimits
     /// The uid of the user that registered it (0, root, unless set).
     public var owner: UInt32 = 0
+    /// A `secondaryText` that renders empty is left out, an empty `text` becomes the item's identifier
+    /// (the default presentation).
+    var omitsEmptyText = false
 
     /// Validates and compiles a definition.
     ///
@@ -217,6 +220,10 @@ public struct Registration: Sendable {
         }
         // Only what differs from the style's defaults: the registration's properties and the state's changes.
         var configured = overlay(try Self.render(content, context, budget: &budget), on: [:])
+        if omitsEmptyText {
+            if configured["secondaryText"] == .string("") { configured["secondaryText"] = nil }
+            if configured["text"] == .string("") { configured["text"] = .string(context.item) }
+        }
         configured = style.updated(configured, for: context.state)
         configured["type"] = .string(style.rawValue)
 
@@ -288,4 +295,23 @@ public struct ConfiguredCell: Hashable, Sendable {
         guard let style = ListContentStyle(rawValue: type), case .object(let members) = content else { return content }
         return .object(style.resolved(members))
     }
+}
+
+/// How an item shows when no cell provider rule maps it to a registration (a data source without a
+/// provider, or an item no rule matches and no default catches): a plain `cell` with the payload's
+/// `title` (else `text`, else `name`, else the item's identifier) and, when present, its `subtitle`
+/// (else `secondaryText`) as the secondary text.
+public enum DefaultPresentation {
+    /// The name its cells carry (and their reuse pools are keyed by); no registration may take it.
+    public static let name = "(default)"
+
+    public static let registration: Registration = {
+        let text =
+            "{{#title}}{{.}}{{/title}}{{^title}}{{#text}}{{.}}{{/text}}{{^text}}{{#name}}{{.}}{{/name}}{{^name}}{{item}}{{/name}}{{/text}}{{/title}}"
+        let secondary = "{{#subtitle}}{{.}}{{/subtitle}}{{^subtitle}}{{#secondaryText}}{{.}}{{/secondaryText}}{{/subtitle}}"
+        var registration = try! Registration(
+            name: name, definition: ["contentConfiguration": ["type": "cell", "text": .string(text), "secondaryText": .string(secondary)]])
+        registration.omitsEmptyText = true
+        return registration
+    }()
 }

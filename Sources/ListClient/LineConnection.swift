@@ -31,7 +31,10 @@ public final class LineConnection {
 
     /// Connects to the socket at `path`.
     public init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // The descriptor is stored only once connected: a failed init closes it here, exactly once (a
+        // fully initialized object that throws would also run `deinit`, closing a number that another
+        // thread may have been given meanwhile).
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ClientError("socket(): \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -51,6 +54,7 @@ public final class LineConnection {
             close(descriptor)
             throw ClientError("cannot connect to \(path): \(reason)")
         }
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }

@@ -41,6 +41,10 @@ struct CellReply {
         }
         writer.key("registration")
         writer.string(registration)
+        if registration == DefaultPresentation.name {
+            writer.key("defaultPresentation")
+            writer.bool(true)
+        }
         writer.key("reused")
         writer.bool(reused)
         if let configured {

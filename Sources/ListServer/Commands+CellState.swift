@@ -90,7 +90,10 @@ extension CommandRouter {
     static func reconfigure(
         view: ViewSession, cell id: String, in dataSource: DataSource, registrations: [String: Registration], work: RenderWork = RenderWork()
     ) -> Reconfiguration? {
-        guard let cell = view.cells.cells[id], let key = cell.displayedFor, let registration = registrations[cell.registration] else { return nil }
+        guard let cell = view.cells.cells[id], let key = cell.displayedFor,
+            let registration = registrations[cell.registration]
+                ?? (cell.registration == DefaultPresentation.name ? DefaultPresentation.registration : nil)
+        else { return nil }
         let snapshot = dataSource.snapshot
         if registration.pluginType != nil {
             guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }

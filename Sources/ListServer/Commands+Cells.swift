@@ -25,7 +25,7 @@ func supplementaryKey(_ elementKind: String, section: String, index: Int) -> Str
 extension CommandRouter {
     static var cellCommands: [Command] {
         [registerCommand, unregisterCommand, registrationsCommand, stylesCommand, providerCommand(supplementary: false),
-         providerCommand(supplementary: true), dequeueCommand, dequeueSupplementaryCommand, endDisplayingCommand, setStateCommand]
+         providerCommand(supplementary: true), cellProviderQuery, dequeueCommand, dequeueSupplementaryCommand, endDisplayingCommand, setStateCommand]
     }
 
     static var registerCommand: Command {
@@ -158,15 +158,21 @@ extension CommandRouter {
             arguments: [ArgumentSpec("dataSource", "string", required: true, "The data source.")]
                 + (supplementary ? [ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\".")] : [])
                 + [
-                    ArgumentSpec("rules", "[{section?, match?: {field, equals}, registration}]", required: true, "In order; match compares a payload field (a dotted path)."),
-                    ArgumentSpec("default", "string", "The registration when no rule matches."),
+                    ArgumentSpec("rules", "[{section?, match?: {field, equals}, registration}]", "In order; match compares a payload field (a dotted path). Default: none."),
+                    ArgumentSpec("default", "string", "The registration when no rule matches (give rules, default or both)."),
                 ],
             result: "{dataSource, version, rules}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let elementKind = supplementary ? try arguments.string("elementKind") : nil
             var rules: [CellProvider.Rule] = []
-            for (index, value) in try arguments.array("rules").enumerated() {
+            let given = arguments.value("rules")
+            let fallback = try arguments.optionalString("default")
+            guard given != nil || fallback != nil else {
+                throw WireError(.invalidArgument, "Give \"rules\", \"default\" or both.")
+            }
+            guard case .array(let ruleValues) = given ?? .array([]) else { throw WireError(.invalidArgument, "\"rules\" must be an array.") }
+            for (index, value) in ruleValues.enumerated() {
                 guard case .object(let members) = value, case .string(let registration)? = members["registration"] else {
                     throw WireError(.invalidArgument, "rules[\(index)] must be an object with a string \"registration\".")
                 }
@@ -188,7 +194,6 @@ extension CommandRouter {
                 }
                 rules.append(rule)
             }
-            let fallback = try arguments.optionalString("default")
             let provider = CellProvider(rules: rules, defaultRegistration: fallback)
             return { context throws(WireError) in
                 let committed = try context.state.commit(
@@ -197,6 +202,41 @@ extension CommandRouter {
                 return committed.execution(dataSource: name) { writer in
                     writer.key("rules")
                     writer.int(rules.count)
+                }
+            }
+        }
+    }
+
+    /// `cellProvider`: the rules as `setCellProvider` accepts them, to read back, copy or export.
+    static var cellProviderQuery: Command {
+        Command(
+            name: "cellProvider",
+            summary:
+                "A data source's cell provider (or its supplementary provider for elementKind) exactly as setCellProvider accepts it; no rules and no default: every item shows the default presentation.",
+            arguments: [
+                ArgumentSpec("dataSource", "string", required: true, "The data source."),
+                ArgumentSpec("elementKind", "string", "The supplementary provider of this element kind instead."),
+            ],
+            result: "{dataSource, version, rules, default?}"
+        ) { arguments, _ throws(WireError) in
+            let name = try arguments.string("dataSource")
+            let elementKind = try arguments.optionalString("elementKind")
+            return { context throws(WireError) in
+                let dataSource = try context.dataSource(name)
+                let provider = elementKind.map { dataSource.model.supplementaryProviders[$0] } ?? dataSource.model.cellProvider
+                let json = StateCoding.json(provider ?? CellProvider(rules: [], defaultRegistration: nil))
+                let version = dataSource.version
+                return Execution { writer in
+                    writer.key("dataSource")
+                    writer.string(name)
+                    writer.key("version")
+                    writer.int(version)
+                    writer.key("rules")
+                    writer.value(json["rules"] ?? .array([]))
+                    if let fallback = json["default"] {
+                        writer.key("default")
+                        writer.value(fallback)
+                    }
                 }
             }
         }

@@ -59,8 +59,11 @@ extension CommandRouter {
                 for path in paths {
                     guard let item = snapshot.item(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
                     let section = snapshot.sectionIdentifier(at: path.section)!
+                    // No rule maps the item: it shows in the default presentation. A rule naming a
+                    // registration that does not exist is still an error.
                     guard let name = dataSource.cellProvider?.registration(for: item, inSection: section) else {
-                        throw WireError(.noRegistration, "No cell provider rule maps item \"\(item.id)\" (section \"\(section)\") to a registration.")
+                        plan.append((path, item, section, DefaultPresentation.registration))
+                        continue
                     }
                     guard let registration = context.state.registrations[name] else {
                         throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item.id)\") does not exist.")

@@ -297,6 +297,9 @@ public final class StateModel {
             throw WireError(.invalidArgument, "A registration name must have 1 to \(limits.maximumIdentifierBytes) bytes.")
         }
         if limits.maximumIdentifierBytes < .max, let error = ControlCharacters.error("registration", name) { throw error }
+        if name == DefaultPresentation.name {
+            throw WireError(.invalidArgument, "\"\(name)\" is the default presentation's name; choose another registration name.")
+        }
         var outcome = ChangeOutcome()
         if let existing = registrations[name] {
             guard existing.definition == registration.definition else {

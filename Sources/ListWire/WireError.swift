@@ -56,7 +56,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .invalidRegistration: return "A registration definition is malformed: unknown type or property, or a template that does not parse."
         case .registrationExists: return "A registration of that name exists with another definition; unregister it first."
         case .registrationNotFound: return "No registration has that name."
-        case .noRegistration: return "No cell provider rule maps the item (or the supplementary view) to a registration."
+        case .noRegistration: return "No supplementary provider rule maps the section's element to a registration (items without one show the default presentation)."
         case .cellNotFound: return "No displayed cell of the view has that identifier (or shows that item)."
         case .pluginTypeTaken: return "A plugin's hello announced a content type that another connected plugin provides."
         case .pluginTimeout: return "Per cell: the plugin did not configure the cell before the deadline."

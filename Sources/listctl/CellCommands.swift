@@ -64,17 +64,65 @@ struct Styles: ParsableCommand {
 struct SetCellProvider: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cell-provider",
-        abstract: "Set a data source's cell provider rules from {\"rules\": [...], \"default\"?: …} (a file or stdin).")
+        abstract: "Show a data source's cell provider rules, or set them from {\"rules\"?: [...], \"default\"?: …} (a file, or - for stdin).",
+        discussion: "Without a file it prints the current rules; with --json exactly the JSON that setting accepts, so `listctl --json cell-provider A | listctl cell-provider B -` copies them.")
     @OptionGroup var connection: Connection
     @Argument(help: "The data source.") var dataSource: String
-    @Argument(help: "The rules file, or - for standard input.") var file: String = "-"
-    @Option(help: "Set the supplementary provider for this element kind instead (e.g. header).") var elementKind: String?
+    @Argument(help: "The rules file, or - for standard input (none: show the current rules).") var file: String?
+    @Option(help: "The supplementary provider for this element kind instead (e.g. header).") var elementKind: String?
     func run() throws {
-        guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): expected {\"rules\": [...]}") }
+        guard let file else { return try show() }
+        guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): expected {\"rules\": [...], \"default\": …}") }
         members["dataSource"] = .string(dataSource)
         if let elementKind { members["elementKind"] = .string(elementKind) }
         try connection.run(request(elementKind == nil ? "setCellProvider" : "setSupplementaryProvider", members)) {
             print("\(Output.cell($0["rules"])) rules set")
+        }
+    }
+
+    private func show() throws {
+        var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
+        if let elementKind { members["elementKind"] = .string(elementKind) }
+        var quiet = connection
+        quiet.json = false
+        let result = try quiet.send(request("cellProvider", members), on: quiet.open())
+        var provider: [String: JSONValue] = ["rules": result["rules"] ?? .array([])]
+        if let fallback = result["default"] { provider["default"] = fallback }
+        if connection.json { return Output.line(bytes: JSONValue.object(provider).jsonBytes) }
+        let rules = result["rules"]?.arrayValue ?? []
+        if !rules.isEmpty {
+            Output.table(
+                ["SECTION", "MATCH", "REGISTRATION"],
+                rules.map { rule in
+                    let match = rule["match"].map { "\(Output.cell($0["field"])) = \(Output.cell($0["equals"]))" } ?? "-"
+                    return [rule["section"].map { Output.cell($0) } ?? "any", match, Output.cell(rule["registration"])]
+                })
+        }
+        if let fallback = result["default"] {
+            print("default: \(Output.cell(fallback))")
+        } else {
+            print(rules.isEmpty ? "no rules: every item shows the default presentation" : "no default: unmatched items show the default presentation")
+        }
+    }
+}
+
+struct Layout: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a data source's layout, or set it from a JSON file (or - for stdin).",
+        discussion: "Without a file it prints the current layout as JSON, exactly what setting accepts.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "The layout file, or - for standard input (none: show the current layout).") var file: String?
+    func run() throws {
+        guard let file else {
+            var quiet = connection
+            quiet.json = false
+            let result = try quiet.send(request("layout", ["dataSource": .string(dataSource)]), on: quiet.open())
+            return Output.line(bytes: (result["layout"] ?? .object([:])).jsonBytes)
+        }
+        let layout = try readJSON(file)
+        try connection.run(request("setLayout", ["dataSource": .string(dataSource), "layout": layout])) { result in
+            print("layout set (version \(result["version"]?.intValue ?? 0))")
         }
     }
 }

@@ -24,7 +24,7 @@ struct Listctl: ParsableCommand {
             AppendItems.self, InsertItems.self, DeleteItems.self, DeleteAll.self, MoveItem.self, ReloadItems.self,
             ReconfigureItems.self, UpdateItems.self, Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,
             ItemInfo.self, IndexPathOf.self, ItemAt.self, SectionAt.self, IndexOf.self, Count.self, Watch.self,
-            Register.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Dequeue.self,
+            Register.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Layout.self, Dequeue.self,
             EndDisplaying.self, SetState.self, Backup.self, Call.self,
         ])
 

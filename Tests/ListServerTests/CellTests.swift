@@ -55,15 +55,55 @@ struct CellTests {
         #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "d", "rules": [], "default": "title"]).errorCode == "registration-not-found")
     }
 
+    /// Items no rule maps show their payload's title (else text, else name, else the id) and subtitle
+    /// (else secondaryText) in a plain cell, and `cellProvider` reads back what `setCellProvider` set.
+    @Test func theDefaultPresentationAndReadingBackTheProvider() throws {
+        let daemon = try Daemon()
+        let connection = try daemon.connect()
+        let items: [JSONValue] = [
+            ["id": "a", "data": ["title": "Buy milk", "subtitle": "today"]], ["id": "b", "data": ["text": "Call mom", "secondaryText": "evening"]],
+            ["id": "c", "data": ["name": "Ann"]], ["id": "d", "data": ["title": ""]], "e",
+        ]
+        _ = try connection.request(["cmd": "apply", "dataSource": "tasks", "snapshot": ["sections": [["id": "S", "items": .array(items)]]]]).result()
+        #expect(try connection.request(["cmd": "cellProvider", "dataSource": "tasks"]).result() == ["dataSource": "tasks", "version": 1, "rules": []])
+        _ = try connection.request(["cmd": "attach", "dataSource": "tasks", "view": "v"]).result()
+        let cells = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4]]]).result()["cells"]?.arrayValue ?? []
+        #expect(cells.map { $0["content"] ?? .null } == [
+            ["type": "cell", "text": "Buy milk", "secondaryText": "today"], ["type": "cell", "text": "Call mom", "secondaryText": "evening"],
+            ["type": "cell", "text": "Ann"], ["type": "cell", "text": "d"], ["type": "cell", "text": "e"],
+        ])
+        #expect(cells.allSatisfy { $0["defaultPresentation"] == true && $0["registration"] == "(default)" })
+        // A change reconfigures default-presentation cells like any other.
+        _ = try connection.request(["cmd": "updateItems", "dataSource": "tasks", "items": [["id": "e", "data": ["title": "Eve"]]]]).result()
+        var updated: JSONValue?
+        while updated == nil, let line = try connection.readJSON() {
+            if line["event"] == "cellUpdated" { updated = line }
+        }
+        #expect(updated?["cell"]?["content"]?["text"] == "Eve", "\(String(describing: updated))")
+
+        // setCellProvider accepts a default alone; cellProvider returns exactly what setCellProvider accepts.
+        _ = try connection.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}"]]).result()
+        _ = try connection.request(["cmd": "setCellProvider", "dataSource": "tasks", "default": "row"]).result()
+        let rules: JSONValue = [["section": "S", "match": ["field": "title", "equals": "Buy milk"], "registration": "row"]]
+        _ = try connection.request(["cmd": "setCellProvider", "dataSource": "tasks", "rules": rules, "default": "row"]).result()
+        let read = try connection.request(["cmd": "cellProvider", "dataSource": "tasks"]).result()
+        #expect(read == ["dataSource": "tasks", "version": 4, "rules": rules, "default": "row"])
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "tasks"]).errorCode == "invalid-argument")
+        #expect(try connection.request(["cmd": "register", "registration": "(default)", "contentConfiguration": ["type": "cell"]]).errorCode == "invalid-argument")
+    }
+
     @Test func dequeueErrors() throws {
         let daemon = try Daemon()
         let connection = try setUp(daemon, count: 10)
         #expect(try connection.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 10]]]).errorCode == "index-out-of-range")
         #expect(try connection.request(["cmd": "dequeue", "view": "other", "indexPaths": [[0, 0]]]).errorCode == "not-attached")
         #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "list", "rules": [["section": "T", "registration": "title"]]])["ok"] == true)
-        let unmapped = try connection.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 0]]])
-        #expect(unmapped.errorCode == "no-registration")
-        #expect(unmapped["error"]?["message"]?.stringValue?.contains("\"i0\"") == true, "the error names the item")
+        // No rule maps the item: the default presentation, not an error.
+        let unmapped = try connection.request(["cmd": "dequeue", "view": "main", "indexPaths": [[0, 0]]]).result()
+        #expect(unmapped["cells"]?.arrayValue.first?["defaultPresentation"] == true)
+        #expect(unmapped["cells"]?.arrayValue.first?["registration"] == "(default)")
+        // A rule naming a registration that does not exist (it was unregistered) is still an error.
+        #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "list", "rules": [["registration": "gone"]]]).errorCode == "registration-not-found")
         #expect(try connection.request(["cmd": "endDisplaying", "view": "main", "cells": ["c99"]]).errorCode == "cell-not-found")
         #expect(try connection.request(["cmd": "dequeueSupplementary", "view": "main", "elementKind": "header", "indexPath": [0, 0]]).errorCode == "no-registration")
     }

@@ -37,6 +37,26 @@ struct ListctlTests {
         #expect(call.status == 0 && call.out.contains("\"count\":2"))
     }
 
+    /// What one can set, one can read back in the shape that sets it: copying a provider and a layout.
+    @Test func cellProviderAndLayoutReadBackAndCopy() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        _ = try listctl(daemon, ["apply", "copy", "-"], input: #"{"sections":[{"id":"consult","items":["x"]}]}"#)
+        let empty = try listctl(daemon, ["cell-provider", "copy"])
+        #expect(empty.status == 0 && empty.out == "no rules: every item shows the default presentation\n", "\(empty)")
+        let rules = try listctl(daemon, ["--json", "cell-provider", "home"])
+        #expect(rules.out.hasPrefix(#"{"rules":[{"registration":"consultCell","section":"consult"}"#), "\(rules)")
+        #expect(try listctl(daemon, ["cell-provider", "copy", "-"], input: rules.out).status == 0)
+        #expect(try listctl(daemon, ["--json", "cell-provider", "copy"]).out == rules.out)
+        let table = try listctl(daemon, ["cell-provider", "copy"])
+        #expect(table.out.contains("consult  -      consultCell"), "\(table)")
+        let layout = try listctl(daemon, ["layout", "home"])
+        #expect(layout.status == 0 && layout.out.hasPrefix(#"{"default":"#), "\(layout)")
+        #expect(try listctl(daemon, ["layout", "copy", "-"], input: layout.out).status == 0)
+        #expect(try listctl(daemon, ["layout", "copy"]).out == layout.out)
+        #expect(try listctl(daemon, ["cell-provider", "copy", "-"], input: #"{"default":"consultCell"}"#).status == 0)
+        #expect(try listctl(daemon, ["cell-provider", "copy"]).out == "default: consultCell\n")
+    }
+
     @Test func accessShowsAUsersLevelAndWhy() throws {
         let daemon = try Daemon(arguments: ["--demo"])
         let mine = try listctl(daemon, ["access", "home"])
