@@ -99,7 +99,7 @@ struct CommandRouter: Sendable {
     static let protocolVersion = 1
     /// The one router (its tables are built once).
     static let shared = CommandRouter()
-    static let serverVersion = "listd/0.1.0"
+    static let serverVersion = "listd/" + ListdVersion.number
 
     let commands: [String: Command]
     let commandOrder: [String]

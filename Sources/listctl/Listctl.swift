@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiffableCore
 import ListClient
+import ListViewCore
 import ListWire
 
 #if canImport(Glibc)
@@ -18,6 +19,7 @@ struct Listctl: ParsableCommand {
             Exit status: 0 on success, 1 when listd answers with an error (its code on stderr), 2 when \
             listd cannot be reached. Shell completions: `listctl --generate-completion-script bash`.
             """,
+        version: ListdVersion.number,
         subcommands: [
             Ping.self, Hello.self, Describe.self, Stats.self, List.self, Access.self, Create.self, Drop.self, Show.self, Outline.self,
             Apply.self, AppendSections.self, InsertSections.self, DeleteSections.self, MoveSection.self, ReloadSections.self,
@@ -104,13 +106,23 @@ func environment(_ name: String) -> String? {
     return String(decoding: UnsafeRawBufferPointer(start: value, count: strlen(value)), as: UTF8.self)
 }
 
-/// `id` or `id=JSON` → the wire form of an item or section.
+/// `id` or `id=JSON` → the wire form of an item or section. A payload that is not JSON is a string
+/// (`k=hello`), unless it looks like JSON (starts with `{`, `[` or `"`): then it must parse, and an
+/// error names the argument, instead of storing a typo as text.
 func element(_ argument: String) throws -> JSONValue {
     guard let equals = argument.firstIndex(of: "=") else { return .string(argument) }
     let id = String(argument[..<equals])
     let text = String(argument[argument.index(after: equals)...])
-    let data = (try? JSONParser.parse(text)) ?? .string(text)
-    return ["id": .string(id), "data": data]
+    do {
+        return ["id": .string(id), "data": try JSONParser.parse(text)]
+    } catch {
+        guard let first = text.first(where: { !$0.isWhitespace }), "{[\"".contains(first) else {
+            return ["id": .string(id), "data": .string(text)]
+        }
+        Output.error(
+            "listctl: \(TerminalText.visible(argument)): the payload looks like JSON but is not valid JSON (\(error)); fix it, or quote it as a JSON string (\(TerminalText.visible(id))='\"…\"')")
+        throw ExitCode(1)
+    }
 }
 
 /// The JSON in a file, or on standard input for `-`.

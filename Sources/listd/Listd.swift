@@ -19,7 +19,8 @@ struct Listd: AsyncParsableCommand {
             Listens on a Unix socket for line-delimited JSON requests (see protocol/PROTOCOL.md). \
             Runs in the foreground; under systemd it reports readiness with sd_notify and accepts \
             socket activation. SIGTERM or SIGINT stops it gracefully; SIGHUP reloads --config.
-            """)
+            """,
+        version: ListdVersion.number)
 
     @Option(help: "The socket path (default: $LISTD_SOCKET, else /run/listd.sock as root, else $XDG_RUNTIME_DIR/listd.sock).")
     var socket: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ListWire
 import DiffableCore
 import ListViewCore
 
@@ -16,7 +17,8 @@ struct Listview: ParsableCommand {
             Keys: j/k or ↓/↑ move, PgDn/PgUp page, g/G top/bottom, h/l or ←/→ move sideways (scrolling a \
             section that scrolls orthogonally), Enter/space select, o expand/collapse an outline item, r \
             re-attach, q quit. With --once, prints one frame as plain text and exits.
-            """)
+            """,
+        version: ListdVersion.number)
 
     @Option(help: "listd's socket (default: $LISTD_SOCKET, else $XDG_RUNTIME_DIR/listd.sock, else /run/listd.sock).")
     var socket: String?

@@ -57,6 +57,26 @@ struct ListctlTests {
         #expect(try listctl(daemon, ["cell-provider", "copy"]).out == "default: consultCell\n")
     }
 
+    @Test func payloadsThatLookLikeJSONMustBeJSON() throws {
+        let daemon = try Daemon()
+        _ = try listctl(daemon, ["append-sections", "d", "S"])
+        let bad = try listctl(daemon, ["append-items", "d", "k={bad json"])
+        #expect(bad.status == 1 && bad.err.contains("k={bad json: the payload looks like JSON but is not valid JSON"), "\(bad)")
+        #expect(try listctl(daemon, ["append-items", "d", "k=[1,", "w=x"]).status == 1)
+        let fine = try listctl(daemon, ["append-items", "d", "w=hello world", #"j={"a":1}"#, #"q="{not json}""#])
+        #expect(fine.status == 0, "\(fine)")
+        let items = try daemon.request(["cmd": "snapshot", "dataSource": "d"]).result()["sections"]?.arrayValue.first?["items"]
+        #expect(items == [["id": "w", "data": "hello world"], ["id": "j", "data": ["a": 1]], ["id": "q", "data": "{not json}"]], "nothing of the refused commands was stored")
+    }
+
+    @Test func everyProgramHasAVersion() throws {
+        for program in ["listd", "listctl", "listview"] {
+            let result = try runExecutable(program, ["--version"])
+            #expect(result.status == 0 && result.out == "0.1.0\n", "\(program): \(result)")
+        }
+        #expect(try Daemon().request(["cmd": "hello"]).result()["server"] == "listd/0.1.0")
+    }
+
     @Test func accessShowsAUsersLevelAndWhy() throws {
         let daemon = try Daemon(arguments: ["--demo"])
         let mine = try listctl(daemon, ["access", "home"])
