@@ -5,12 +5,13 @@ import ListLayout
 /// footers, accessories, selection, and plugin content (the example plugins' types, and any other
 /// through its text fields).
 public enum CellRenderer {
-    /// The rows a cell needs at `width` columns: two for styles with secondary text below the text.
+    /// The rows a cell needs at `width` columns: two for styles with secondary text below the text
+    /// (`cell` too, as UIKit's `.cell()` stacks a secondary text under the text when it has one).
     public static func height(of cell: JSONValue) -> Int {
         let content = cell["content"] ?? .null
         let type = content["type"]?.stringValue ?? ""
         let secondary = secondaryText(of: content)
-        if type == "subtitleCell" || type == "sidebarSubtitleCell" { return secondary.isEmpty ? 1 : 2 }
+        if type == "subtitleCell" || type == "sidebarSubtitleCell" || type == "cell" { return secondary.isEmpty ? 1 : 2 }
         if type.hasPrefix("plugin:") && type != "plugin:emoji" && !secondary.isEmpty { return 2 }
         return 1
     }

@@ -122,6 +122,21 @@ struct ListviewTests {
         #expect(views.isEmpty)
     }
 
+    /// The first thing everyone makes, a data source without a cell provider, shows its items in the
+    /// default presentation: titles (else the ids) with their subtitles below.
+    @Test func aDataSourceWithoutAProviderShowsItsTitles() throws {
+        let daemon = try Daemon()
+        _ = try daemon.request([
+            "cmd": "apply", "dataSource": "tasks",
+            "snapshot": ["sections": [["id": "Today", "items": [["id": "t1", "data": ["title": "Buy milk", "subtitle": "2 litres"]], ["id": "t2", "data": ["title": "Call mom"]], "t3"]]]],
+        ]).result()
+        let frame = try runListview(["--socket", daemon.socketPath, "tasks", "--once", "--width", "30", "--height", "5"])
+        #expect(frame.status == 0, "\(frame)")
+        #expect(frame.out.split(separator: "\n", omittingEmptySubsequences: false).prefix(4).map { $0.trimmingCharacters(in: .whitespaces) } == [
+            "Buy milk", "2 litres", "Call mom", "t3",
+        ], "\(frame.out)")
+    }
+
     @Test func onceFailsClearlyWithoutADaemonOrDataSource() throws {
         let daemon = try Daemon()
         let missing = try runListview(["--socket", daemon.socketPath, "nothing", "--once"])
