@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer", "ListStoreSQLite", "ListAccess",
+                "ListServer", "ListStoreSQLite", "ListAccess", "ListClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -63,12 +63,11 @@ public struct ListPlugin: Sendable {
         self.socketPath = socketPath ?? Self.defaultSocketPath()
     }
 
-    /// The socket: `--socket PATH` on the command line, else `$LISTD_SOCKET`.
+    /// The socket: `--socket PATH` on the command line, else where listctl would find it (`SocketPath`).
     public static func defaultSocketPath() -> String {
         let arguments = CommandLine.arguments
         if let index = arguments.firstIndex(of: "--socket"), index + 1 < arguments.count { return arguments[index + 1] }
-        guard let value = getenv("LISTD_SOCKET") else { return "/run/listd.sock" }
-        return String(decoding: UnsafeRawBufferPointer(start: value, count: strlen(value)), as: UTF8.self)
+        return SocketPath.forClient()
     }
 
     /// Serves configure requests until the process ends (or, without `reconnects`, until the connection does).

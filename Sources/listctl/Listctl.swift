@@ -48,18 +48,14 @@ struct Listctl: ParsableCommand {
 
 /// Options every subcommand takes.
 struct Connection: ParsableArguments {
-    @Option(help: "listd's socket (default: $LISTD_SOCKET, else /run/listd.sock as root, else $XDG_RUNTIME_DIR/listd.sock).")
+    @Option(help: "listd's socket (default: $LISTD_SOCKET; as root /run/listd.sock; else $XDG_RUNTIME_DIR/listd.sock or /tmp/listd-$USER/listd.sock, or /run/listd.sock when only that one exists).")
     var socket: String?
 
     @Flag(help: "Print the raw JSON reply instead of a table.")
     var json = false
 
-    var socketPath: String {
-        if let socket { return socket }
-        if let path = environment("LISTD_SOCKET"), !path.isEmpty { return path }
-        if getuid() == 0 { return "/run/listd.sock" }
-        return (environment("XDG_RUNTIME_DIR") ?? "/tmp") + "/listd.sock"
-    }
+    var socketPath: String { socket ?? SocketPath.forClient() }
+
 
     /// Sends one request on a new connection and prints the reply: raw with `--json`, else through `render`.
     func run(_ request: JSONValue, render: (JSONValue) -> Void = { print(Output.describe($0)) }) throws {

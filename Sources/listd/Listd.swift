@@ -1,4 +1,5 @@
 import ArgumentParser
+import ListClient
 import ListServer
 import ListStoreSQLite
 import ListWire
@@ -22,7 +23,7 @@ struct Listd: AsyncParsableCommand {
             """,
         version: ListdVersion.number)
 
-    @Option(help: "The socket path (default: $LISTD_SOCKET, else /run/listd.sock as root, else $XDG_RUNTIME_DIR/listd.sock).")
+    @Option(help: "The socket path (default: $LISTD_SOCKET, else /run/listd.sock as root, else $XDG_RUNTIME_DIR/listd.sock, else /tmp/listd-$USER/listd.sock).")
     var socket: String?
 
     @Option(help: "The longest request line accepted, in bytes.")
@@ -205,12 +206,11 @@ struct Listd: AsyncParsableCommand {
         _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
+    /// Where to create the socket when `--socket` is not given (the resolution every program shares).
     static func defaultSocketPath() throws -> String {
-        let environment = ProcessEnvironment()
-        if let path = environment["LISTD_SOCKET"], !path.isEmpty { return path }
-        if getuid() == 0 { return "/run/listd.sock" }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/listd.sock" }
-        throw ValidationError("No socket path: pass --socket, or set LISTD_SOCKET or XDG_RUNTIME_DIR.")
+        let path = SocketPath.forServer()
+        SocketPath.prepareDirectory(of: path)
+        return path
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ListClient
 import ListWire
 import DiffableCore
 import ListViewCore
@@ -20,7 +21,7 @@ struct Listview: ParsableCommand {
             """,
         version: ListdVersion.number)
 
-    @Option(help: "listd's socket (default: $LISTD_SOCKET, else $XDG_RUNTIME_DIR/listd.sock, else /run/listd.sock).")
+    @Option(help: "listd's socket (default: as listctl finds it: $LISTD_SOCKET, else the user's or the system's).")
     var socket: String?
 
     @Argument(help: "The data source to show.")
@@ -65,11 +66,7 @@ struct Listview: ParsableCommand {
         }
     }
 
-    static func defaultSocketPath() -> String {
-        if let value = getenv("LISTD_SOCKET"), value.pointee != 0 { return String(cString: value) }
-        if let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 { return String(cString: runtime) + "/listd.sock" }
-        return "/run/listd.sock"
-    }
+    static func defaultSocketPath() -> String { SocketPath.forClient() }
 
     // MARK: Plain frames
 
