@@ -122,6 +122,7 @@ struct CommandRouter: Sendable {
 
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
+        connection.currentCommand = ""
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -198,6 +199,7 @@ struct CommandRouter: Sendable {
     private func fail(id: JSONValue?, _ error: WireError, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
         state.errorCounts[error.code.rawValue, default: 0] += 1
+        connection.lastErrorCode = error.code.rawValue
         if error.code == .internal { state.logger.error("internal error", metadata: ["error": "\(error.message)"]) }
         let quota = error.details["quota"]
         if error.code == .permissionDenied || quota != nil {

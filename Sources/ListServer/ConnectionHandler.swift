@@ -36,8 +36,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var closeWhenIdle = false
     /// Who connected (`SO_PEERCRED` at accept): what the access policy decides on.
     let identity: PeerIdentity
-    /// The command being run (for the audit log of refusals).
+    /// The command being run (for the audit log of refusals and the request log).
     var currentCommand = ""
+    /// The error code the last request was answered with (nil: it succeeded), for the request log.
+    var lastErrorCode: String?
     var context: ChannelHandlerContext?
     private var inputClosed = false
     var closing = false
@@ -137,11 +139,24 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Runs one line now (the queue is being drained in order).
     private func runLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
+        // The request log (debug level): who asked what, how it ended, how long it took.
+        let logged = state.logger.logLevel <= .debug
+        let started = logged ? NIODeadline.now() : .distantPast
+        lastErrorCode = nil
         let outcome = line.withUnsafeReadableBytes { bytes -> CommandOutcome? in
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
             return router.handle(line: bytes, connection: self)
         }
         guard let outcome else { return }
+        if logged {
+            state.logger.debug(
+                "request",
+                metadata: [
+                    "connection": "\(id)", "user": "\(identity.displayName)", "command": "\(currentCommand.isEmpty ? "-" : currentCommand)",
+                    "outcome": "\(lastErrorCode ?? (outcome.deferred == nil ? "ok" : "pending"))",
+                    "microseconds": "\((NIODeadline.now() - started).nanoseconds / 1_000)",
+                ])
+        }
         process(outcome, context: context)
         checkOutput(context: context)
     }

@@ -1,3 +1,4 @@
+import ListWire
 import Logging
 
 #if canImport(Glibc)
@@ -5,7 +6,8 @@ import Logging
 #endif
 
 /// Logs to the journal with structured fields (`LISTD_*` for the metadata) when stderr is the journal,
-/// else readable lines on stderr.
+/// else readable lines on stderr: a UTC timestamp, the level, the message and the metadata, with control
+/// characters shown escaped (a name from a client cannot forge a line).
 public struct ListdLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
@@ -32,13 +34,26 @@ public struct ListdLogHandler: LogHandler {
             }
             if Systemd.journal(fields) { return }
         }
-        var line = "listd[\(getpid())]: \(event.level): \(event.message)"
+        var line = "\(Self.timestamp()) listd[\(getpid())]: \(event.level): \(ControlCharacters.escaped(event.message.description))"
         if !merged.isEmpty {
-            line += " " + merged.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            line += " " + merged.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\(ControlCharacters.escaped("\($0.value)"))" }.joined(separator: " ")
         }
         line += "\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    /// The time now, in UTC, to the millisecond: `2026-11-23T20:58:01.123Z`.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let milliseconds = Int(now.tv_nsec / 1_000_000)
+        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
     }
 
     private static func priority(_ level: Logger.Level) -> Int {

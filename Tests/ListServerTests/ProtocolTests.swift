@@ -156,6 +156,27 @@ struct SystemdTests {
         #expect(daemon.log.contains("reload failed"))
     }
 
+    /// At debug level every request is logged (connection, user, command, outcome, duration); stderr
+    /// lines start with a UTC timestamp; control characters from clients are escaped.
+    @Test func theRequestLogAtDebugLevel() throws {
+        let daemon = try Daemon(arguments: ["--log-level", "debug"])
+        let connection = try daemon.connect()
+        _ = try connection.request(["cmd": "ping"]).result()
+        #expect(try connection.request(["cmd": "appendItems", "dataSource": "x\u{1B}[2J", "items": ["a"]]).errorCode == "data-source-not-found")
+        try connection.send(line: "nope")
+        _ = try connection.readJSON()
+        try daemon.stop()
+        let lines = daemon.log.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z listd\[\d+\]: "#, options: .regularExpression) != nil }, "\(lines.prefix(3))")
+        let requests = lines.filter { $0.contains("debug: request ") }
+        #expect(requests.count == 3, "\(requests)")
+        #expect(requests.first?.contains("command=ping") == true && requests.first?.contains("outcome=ok") == true)
+        #expect(requests.first?.contains("user=root") == true && requests.first?.contains("microseconds=") == true)
+        #expect(requests.contains { $0.contains("command=appendItems") && $0.contains("outcome=data-source-not-found") })
+        #expect(requests.contains { $0.contains("command=-") && $0.contains("outcome=invalid-json") })
+        #expect(!daemon.log.contains("\u{1B}"), "no raw escape reaches the log")
+    }
+
     @Test func watchdogPingsWhenAsked() throws {
         let daemon = try Daemon(environment: ["WATCHDOG_USEC": "200000"])
         try daemon.notify.wait(for: "WATCHDOG=1", timeout: .seconds(5))
