@@ -139,7 +139,10 @@ public final class ListServer: Sendable {
     /// under its new name).
     private static func bindSocket(_ bootstrap: ServerBootstrap, at path: String, mode: UInt32, group: UInt32?) async throws -> Channel {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let temporary = (directory.isEmpty ? "" : directory + "/") + ".listd-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        // As short as "listd.sock": a path that fits the 107-byte limit of socket addresses fits as
+        // the temporary name too.
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let temporary = (directory.isEmpty ? "" : directory + "/") + ".l" + String(repeating: "0", count: 8 - random.count) + random
         // The umask is process-wide: nothing else creates files while listd starts.
         let previous = umask(mode_t(~mode & 0o777 | 0o077))
         let channel: Channel

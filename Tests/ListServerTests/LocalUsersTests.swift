@@ -318,7 +318,7 @@ struct LocalUsersTests {
         daemon = try Daemon(arguments: ["--socket-mode", "0660", "--socket-group", "nogroup"], directory: directory)
         #expect(stat(daemon.socketPath, &status) == 0)
         #expect(status.st_mode & 0o777 == 0o660 && status.st_gid == otherGID)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".listd-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".l") }
         #expect(leftovers.isEmpty)
         // nobody is in the socket's group (its primary group): it may connect; root always may.
         _ = try connect(daemon).request(["cmd": "ping"]).result()
