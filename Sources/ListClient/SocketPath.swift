@@ -43,6 +43,7 @@ public enum SocketPath {
         mkdir("/tmp/listd-\(userName(environment))", 0o700)
     }
 
+    /// A variable of this process's environment (also how listd reads its state directory's variables).
     public static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         return String(cString: value)

@@ -353,6 +353,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
         closeAfterFlush(context: context, grace: .milliseconds(100))
     }
 
+    /// Forgets a view of this connection that its data source no longer serves and tells the client:
+    /// `{"event": "dropped", "dataSource", "view", "reason"?}` (the data source was dropped, or with
+    /// `reason`, e.g. `access`, why else).
+    func viewDropped(_ view: ViewSession, reason: String? = nil) {
+        views.removeAll { $0.name == view.name && $0.dataSource == view.dataSource }
+        var event: [String: JSONValue] = ["event": "dropped", "dataSource": .string(view.dataSource), "view": .string(view.name)]
+        if let reason { event["reason"] = .string(reason) }
+        sendEvent(JSONValue.object(event).jsonBytes)
+    }
+
     /// Writes an event line that is not part of a broadcast (e.g. `dropped`).
     func sendEvent(_ bytes: [UInt8]) {
         guard let context, !closing else { return }

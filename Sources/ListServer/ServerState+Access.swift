@@ -120,17 +120,12 @@ extension ServerState {
             }
             for view in lost {
                 dataSources[view.dataSource]?.detach(view: view.name)
-                connection.views.removeAll { $0.name == view.name && $0.dataSource == view.dataSource }
                 logger.notice(
                     "access revoked: detaching a view",
                     metadata: ["user": "\(connection.identity.displayName)", "dataSource": "\(view.dataSource)", "view": "\(view.name)"])
-                connection.sendEvent(
-                    JSONValue.object(["event": "dropped", "dataSource": .string(view.dataSource), "view": .string(view.name), "reason": "access"])
-                        .jsonBytes)
+                connection.viewDropped(view, reason: "access")
             }
-            if let plugin = connection.plugin, !policy.mayProvidePlugins(connection.identity),
-                connection.identity.uid != serviceIdentity.uid
-            {
+            if let plugin = connection.plugin, !policy.mayProvidePlugins(connection.identity) {
                 plugin.close(reason: "user \(connection.identity.displayName) is no longer trusted to provide plugins")
             }
         }

@@ -92,10 +92,7 @@ extension ServerState {
             let views = dropped.attachedViews
             committed.afterReply.append { [self] in
                 if dataSources[name] === dropped { dataSources[name] = nil }
-                for view in views {
-                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
-                    view.connection.sendEvent(JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
-                }
+                for view in views { view.connection.viewDropped(view) }
             }
         case .dataSource(let name, _, _, let operation):
             let dataSource = dataSources[name]!
@@ -153,10 +150,7 @@ extension ServerState {
                     dataSources[name] = makeDataSource(restored)
                 }
             } else if let served = dataSources.removeValue(forKey: name) {
-                for view in served.attachedViews {
-                    view.connection.views.removeAll { $0.name == view.name && $0.dataSource == name }
-                    view.connection.sendEvent(JSONValue.object(["event": "dropped", "dataSource": .string(name), "view": .string(view.name)]).jsonBytes)
-                }
+                for view in served.attachedViews { view.connection.viewDropped(view) }
             }
         }
     }

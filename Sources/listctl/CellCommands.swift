@@ -83,9 +83,7 @@ struct SetCellProvider: ParsableCommand {
     private func show() throws {
         var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
         if let elementKind { members["elementKind"] = .string(elementKind) }
-        var quiet = connection
-        quiet.json = false
-        let result = try quiet.send(request("cellProvider", members), on: quiet.open())
+        let result = try connection.result(of: request("cellProvider", members))
         var provider: [String: JSONValue] = ["rules": result["rules"] ?? .array([])]
         if let fallback = result["default"] { provider["default"] = fallback }
         if connection.json { return Output.line(bytes: JSONValue.object(provider).jsonBytes) }
@@ -115,9 +113,7 @@ struct Layout: ParsableCommand {
     @Argument(help: "The layout file, or - for standard input (none: show the current layout).") var file: String?
     func run() throws {
         guard let file else {
-            var quiet = connection
-            quiet.json = false
-            let result = try quiet.send(request("layout", ["dataSource": .string(dataSource)]), on: quiet.open())
+            let result = try connection.result(of: request("layout", ["dataSource": .string(dataSource)]))
             return Output.line(bytes: (result["layout"] ?? .object([:])).jsonBytes)
         }
         let layout = try readJSON(file)

@@ -63,6 +63,14 @@ struct Connection: ParsableArguments {
         if !json { render(result) }
     }
 
+    /// Sends one request on a new connection and returns its result without printing the reply, even
+    /// with `--json` (for commands that print a part of it themselves).
+    func result(of request: JSONValue) throws -> JSONValue {
+        var quiet = self
+        quiet.json = false
+        return try quiet.send(request, on: quiet.open())
+    }
+
     /// A connection to listd, for commands that send several requests or read events; exit status 2
     /// when listd cannot be reached.
     func open() throws -> LineConnection {
@@ -95,11 +103,6 @@ struct Connection: ParsableArguments {
         }
         return reply["result"] ?? [:]
     }
-}
-
-func environment(_ name: String) -> String? {
-    guard let value = getenv(name) else { return nil }
-    return String(decoding: UnsafeRawBufferPointer(start: value, count: strlen(value)), as: UTF8.self)
 }
 
 /// `id` or `id=JSON` → the wire form of an item or section. A payload that is not JSON is a string

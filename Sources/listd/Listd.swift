@@ -157,8 +157,7 @@ struct Listd: AsyncParsableCommand {
             if stateDirectory != nil { throw ValidationError("--ephemeral and --state-directory exclude each other.") }
             return .ephemeral
         }
-        let environment = ProcessEnvironment()
-        guard let directory = stateDirectory ?? StateDirectory.defaultPath(environment: { environment[$0] }) else {
+        guard let directory = stateDirectory ?? StateDirectory.defaultPath(environment: SocketPath.environment) else {
             throw ValidationError("No state directory: pass --state-directory (or --ephemeral), or set STATE_DIRECTORY, XDG_STATE_HOME or HOME.")
         }
         return .directory(PluginDirectory.absolute(directory), sync: mode)
@@ -238,13 +237,5 @@ enum PluginDirectory {
         guard let cwd = getcwd(nil, 0) else { return path }
         defer { free(cwd) }
         return String(cString: cwd) + "/" + path
-    }
-}
-
-/// Reads environment variables.
-struct ProcessEnvironment {
-    subscript(name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(start: value, count: strlen(value)), as: UTF8.self)
     }
 }
