@@ -7,7 +7,7 @@ extension CommandRouter {
     static var setStateCommand: Command {
         Command(
             name: "setState",
-            summary: "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event.",
+            summary: "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event. `selected` on an item's cell is the view's selection: it stays with the item when the cell is reused, and views following selections get selectionChanged.",
             arguments: viewArguments + [
                 ArgumentSpec("cell", "string", "The cell (or give item)."),
                 ArgumentSpec("item", "string", "The item whose displayed cell changes."),
@@ -46,6 +46,13 @@ extension CommandRouter {
                     throw WireError(.invalidArgument, error.message)
                 }
                 view.cells.setState(state, of: id)
+                // A displayed item's selection is the view's, seen by the views that follow selections.
+                var selectionChange: (selected: [String], deselected: [String]) = ([], [])
+                if changes["selected"] != nil, let key = view.cells.cells[id]?.displayedFor, !key.hasPrefix("\u{1}"),
+                    view.selection.set(key, selected: state.selected)
+                {
+                    selectionChange = state.selected ? ([key], []) : ([], [key])
+                }
                 let version = dataSource.version
                 func execution(_ cell: CellReply) -> Execution {
                     let event = cellUpdatedEvent(view: view, cell: cell)
@@ -56,7 +63,10 @@ extension CommandRouter {
                             writer.key("cell")
                             cell.write(to: &writer)
                         },
-                        afterReply: [{ view.connection.sendEvent(event) }])
+                        afterReply: [
+                            { view.connection.sendEvent(event) },
+                            { dataSource.selectionChanged(in: view, selected: selectionChange.selected, deselected: selectionChange.deselected) },
+                        ])
                 }
                 switch reconfigure(view: view, cell: id, in: dataSource, registrations: context.state.registrations) {
                 case nil:
@@ -150,6 +160,7 @@ extension CommandRouter {
     /// reloaded items (and sections) go back to their pools, and the view dequeues the reloaded index
     /// paths again; reconfigured items keep their cell, configured anew and pushed as `cellUpdated`.
     static func updateDisplayedCells(of dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, state: ServerState) {
+        dataSource.pruneSelections()
         let views = dataSource.attachedViews.filter { $0.cells.displayedCount > 0 }
         guard !views.isEmpty else { return }
         let snapshot = dataSource.snapshot

@@ -77,7 +77,7 @@ extension CommandRouter {
                 for entry in plan {
                     if entry.registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
-                        let (id, reused, _) = view.cells.obtain(registration: entry.registration.name, for: entry.item.id)
+                        let (id, reused) = view.obtainCell(registration: entry.registration.name, for: entry.item.id)
                         var cellState = view.cells.cells[id]!.state
                         let placement = outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)
                         if let placement, cellState.expanded != placement.expanded {
@@ -185,7 +185,7 @@ extension CommandRouter {
         view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
         position: CellReply.Position, outline: OutlinePlacement? = nil, work: RenderWork? = nil
     ) -> CellReply {
-        let (id, reused, _) = view.cells.obtain(registration: registration.name, for: key)
+        let (id, reused) = view.obtainCell(registration: registration.name, for: key)
         var state = view.cells.cells[id]!.state
         // An outline item's expansion is the outline's, not the cell's.
         if let outline, state.expanded != outline.expanded {

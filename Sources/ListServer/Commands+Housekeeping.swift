@@ -9,6 +9,7 @@ import ListWire
 let eventCatalog: [(name: String, summary: String)] = [
     ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
     ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
+    ("selectionChanged", "To views attached with selectionEvents when another view of the data source selects or deselects items (setState selected, a deleted item, a view that goes away): {dataSource, view, from: {view, user, items}, selected, deselected}."),
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
     ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
     ("dropped", "To attached views when their data source is dropped, or (reason \"access\") a reload took the user's read access away; the view is detached: {dataSource, view, reason?}."),

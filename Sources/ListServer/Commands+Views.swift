@@ -12,13 +12,15 @@ extension CommandRouter {
                     ArgumentSpec("view", "string", "A name for the view, unique on the data source (one is made up when absent)."),
                     ArgumentSpec("fromVersion", "integer", "Resume: the last version this view applied (give incarnation too)."),
                     ArgumentSpec("incarnation", "string", "Resume: the incarnation that version belongs to."),
+                    ArgumentSpec("selectionEvents", "boolean", "Follow the other views' selections: their current selections now, then a selectionChanged event for every change."),
                 ],
-                result: "{view, incarnation, version, resumed, sections?}"
+                result: "{view, incarnation, version, resumed, sections?, selections?: [{view, user, items}]}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let requested = try arguments.optionalString("view")
                 let fromVersion = try arguments.optionalInt("fromVersion", in: Arguments.countRange)
                 let incarnation = try arguments.optionalString("incarnation")
+                let selectionEvents = try arguments.optionalBool("selectionEvents") ?? false
                 if (fromVersion == nil) != (incarnation == nil) {
                     throw WireError(.invalidArgument, "fromVersion and incarnation go together: give both to resume, or neither.")
                 }
@@ -34,6 +36,8 @@ extension CommandRouter {
                         throw WireError(.invalidArgument, "Data source \"\(name)\" already has a view named \"\(view)\".")
                     }
                     let attachment = ViewSession(name: view, dataSource: name, connection: connection, poolLimit: context.state.configuration.maximumPooledCells)
+                    attachment.followsSelection = selectionEvents
+                    let selections = selectionEvents ? dataSource.attachedViews.filter { !$0.selection.isEmpty } : []
                     dataSource.attach(attachment)
                     connection.views.append(attachment)
                     let snapshot = dataSource.snapshot
@@ -53,6 +57,12 @@ extension CommandRouter {
                         if missed == nil {
                             writer.key("sections")
                             writer.sections(of: snapshot)
+                        }
+                        if selectionEvents {
+                            writer.key("selections")
+                            writer.beginArray()
+                            for other in selections { other.writeSelection(to: &writer) }
+                            writer.endArray()
                         }
                     }
                     if let missed, !missed.isEmpty {

@@ -52,9 +52,15 @@ final class DataSource {
         viewOrder.append(attachment.name)
     }
 
+    /// Detaches a view; the views that follow selections learn that its selection is gone.
     func detach(view name: String) {
-        guard views.removeValue(forKey: name) != nil else { return }
+        guard let view = views.removeValue(forKey: name) else { return }
         viewOrder.removeAll { $0 == name }
+        if !view.selection.isEmpty {
+            let deselected = view.selection.items
+            view.selection = ViewSelection()
+            selectionChanged(in: view, selected: [], deselected: deselected)
+        }
     }
 
     var attachedViews: [ViewSession] { viewOrder.compactMap { views[$0] } }
@@ -67,6 +73,10 @@ final class ViewSession {
     let dataSource: String
     unowned let connection: ConnectionHandler
     var cells: ViewCells
+    /// The items selected in this view (`setState` with `selected`).
+    var selection = ViewSelection()
+    /// Whether this view gets `selectionChanged` events about other views (`attach` with `selectionEvents`).
+    var followsSelection = false
 
     init(name: String, dataSource: String, connection: ConnectionHandler, poolLimit: Int) {
         self.name = name

@@ -19,6 +19,8 @@ struct Watch: ParsableCommand {
     var width: Int?
     @Option(help: "How long to keep trying to reconnect when listd goes away, in seconds (0: exit at once).")
     var reconnectSeconds: Double = 30
+    @Flag(help: "Also follow the selections other views make (setState selected): theirs now, then every change.")
+    var selection = false
 
     func validate() throws {
         if let width, width < 0 { throw ValidationError("--width must not be negative") }
@@ -43,6 +45,7 @@ struct Watch: ParsableCommand {
         attached(result, &position)
         if !connection.json {
             Output.line(output.fit("watching \(dataSource) as \(position.view ?? "") from version \(position.version)"))
+            for text in output.lines(forSelections: result["selections"]) { Output.line(text) }
         }
         while true {
             let event: JSONValue? = try? line.readJSON(timeout: .seconds(365 * 24 * 3600))
@@ -67,6 +70,7 @@ struct Watch: ParsableCommand {
     private func attachMembers(_ position: Position, resume: Bool) -> [String: JSONValue] {
         var members: [String: JSONValue] = ["dataSource": .string(dataSource)]
         if let view = position.view { members["view"] = .string(view) }
+        if selection { members["selectionEvents"] = true }
         if resume, let incarnation = position.incarnation {
             members["fromVersion"] = .int(position.version)
             members["incarnation"] = .string(incarnation)

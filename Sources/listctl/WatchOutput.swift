@@ -41,6 +41,12 @@ struct WatchOutput {
             let cell = event["cell"] ?? [:]
             let place = cell["item"]?.stringValue ?? cell["elementKind"]?.stringValue ?? ""
             return [fit("\(time) cell \(Output.cell(cell["cell"])) updated: \(place)")]
+        case "selectionChanged":
+            let from = event["from"] ?? [:]
+            let changed = (event["selected"]?.arrayValue ?? []).map { "+" + ($0.stringValue ?? "") }
+                + (event["deselected"]?.arrayValue ?? []).map { "-" + ($0.stringValue ?? "") }
+            return [fitList(prefix: "\(time) " + Self.selectionOwner(from) + ": ", changed)]
+                + [fitList(prefix: "  selected now: ", Self.selectedItems(from))]
         case "dropped":
             return [fit("\(time) dropped: the data source is gone")]
         case "overflow":
@@ -50,6 +56,21 @@ struct WatchOutput {
         default:
             return [fit("\(time) " + String(decoding: event.jsonBytes, as: UTF8.self))]
         }
+    }
+
+    /// The lines for the other views' selections when the watch starts (`attach`'s `selections`).
+    func lines(forSelections selections: JSONValue?) -> [String] {
+        (selections?.arrayValue ?? []).map { fitList(prefix: Self.selectionOwner($0) + ": ", Self.selectedItems($0)) }
+    }
+
+    /// "selection of view v1 (alice)" for a `{view, user, items}`.
+    static func selectionOwner(_ selection: JSONValue) -> String {
+        "selection of view \(selection["view"]?.stringValue ?? "?") (\(selection["user"]?.stringValue ?? "?"))"
+    }
+
+    static func selectedItems(_ selection: JSONValue) -> [String] {
+        let items = (selection["items"]?.arrayValue ?? []).map { $0.stringValue ?? "" }
+        return items.isEmpty ? ["(none)"] : items
     }
 
     /// `text` cut to the width.
