@@ -8,7 +8,12 @@ import ListWire
 /// A failure talking to listd: cannot connect, timed out, or the connection closed.
 public struct ClientError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Whether listd closed the connection while a request was being written (`EPIPE`, `ECONNRESET`).
+    public let brokenPipe: Bool
+    public init(_ description: String, brokenPipe: Bool = false) {
+        self.description = description
+        self.brokenPipe = brokenPipe
+    }
 }
 
 /// A blocking connection to listd's Unix socket that sends and receives JSON lines.
@@ -73,6 +78,11 @@ public final class LineConnection {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
                 if errno == EINTR { continue }
+                if errno == EPIPE || errno == ECONNRESET {
+                    throw ClientError(
+                        "listd closed the connection while the request was being sent (\(String(cString: strerror(errno))), after \(offset) of \(bytes.count) bytes)",
+                        brokenPipe: true)
+                }
                 throw ClientError("write: \(String(cString: strerror(errno)))")
             }
             offset += written
@@ -141,7 +151,19 @@ public final class LineConnection {
     /// Sends a request and returns its reply both parsed and as the exact line received (without its
     /// newline), setting aside event lines that arrive first (see `events`).
     public func requestLine(_ value: JSONValue, timeout: Duration = .seconds(30)) throws -> (reply: JSONValue, line: [UInt8]) {
-        try send(value)
+        try requestLine(encoded: value.jsonBytes, timeout: timeout)
+    }
+
+    /// `requestLine(_:timeout:)` for a request already encoded (without its newline). When listd closes
+    /// the connection while the request is being sent, the reply it sent before closing (such as
+    /// `line-too-long`) is returned if there is one; else the broken pipe is the error.
+    public func requestLine(encoded request: [UInt8], timeout: Duration = .seconds(30)) throws -> (reply: JSONValue, line: [UInt8]) {
+        do {
+            try send(bytes: request + [0x0A])
+        } catch let error as ClientError where error.brokenPipe {
+            guard let line = try? readLine(timeout: .seconds(1)), let reply = try? JSONParser.parse(line), reply["event"] == nil else { throw error }
+            return (reply, line)
+        }
         while true {
             guard let line = try readLine(timeout: timeout) else { throw ClientError("the connection closed before the reply") }
             let parsed = try JSONParser.parse(line)

@@ -85,9 +85,11 @@ struct Connection: ParsableArguments {
     /// Sends one request on `connection`: the reply printed raw (at once) with `--json`; exit status 1
     /// for an error reply, 2 when listd cannot be reached; else the result.
     func send(_ request: JSONValue, on connection: LineConnection) throws -> JSONValue {
+        let encoded = request.jsonBytes
+        if encoded.count + 1 > Self.smallestLineLimit { try checkLineLimit(encoded.count + 1, on: connection) }
         let reply: JSONValue
         do {
-            let received = try connection.requestLine(request)
+            let received = try connection.requestLine(encoded: encoded)
             reply = received.reply
             // The reply exactly as listd wrote it (re-encoding a large snapshot would double the work).
             if json { Output.line(bytes: received.line) }
@@ -102,6 +104,26 @@ struct Connection: ParsableArguments {
             throw ExitCode(1)
         }
         return reply["result"] ?? [:]
+    }
+
+    /// Requests up to this size are sent without asking listd for its line limit first.
+    static let smallestLineLimit = 4096
+
+    /// Refuses a request line of `size` bytes (newline included) that listd would refuse: the limit is
+    /// `maxLineBytes` from `hello`. Exit status 1, nothing sent.
+    func checkLineLimit(_ size: Int, on connection: LineConnection) throws {
+        let limit: Int
+        do {
+            guard let value = try connection.request(["cmd": "hello", "client": "listctl"])["result"]?["limits"]?["maxLineBytes"]?.intValue else { return }
+            limit = value
+        } catch {
+            Output.error("listctl: \(error)")
+            throw ExitCode(2)
+        }
+        guard size > limit else { return }
+        Output.error(
+            "listctl: the request is \(Output.bytes(size)) but listd accepts lines of at most \(Output.bytes(limit)) (maxLineBytes); nothing was sent. Send it in parts (e.g. appendItems or applySectionSnapshot per section) or raise maxLineBytes in listd's configuration.")
+        throw ExitCode(1)
     }
 }
 

@@ -46,6 +46,14 @@ enum Output {
         }
     }
 
+    /// A size for people: `16777216 bytes (16.0 MiB)`, `900 bytes`.
+    static func bytes(_ count: Int) -> String {
+        guard count >= 1 << 10 else { return "\(count) bytes" }
+        let (unit, scale) = count >= 1 << 20 ? ("MiB", Double(1 << 20)) : ("KiB", Double(1 << 10))
+        let tenths = (Double(count) / scale * 10).rounded()
+        return "\(count) bytes (\(Int(tenths) / 10).\(Int(tenths) % 10) \(unit))"
+    }
+
     /// A compact, readable form of a value: strings bare, everything else as JSON.
     static func cell(_ value: JSONValue?) -> String {
         switch value {

@@ -98,7 +98,7 @@ struct Listview: ParsableCommand {
             }
             if !received {
                 printError("listview: listd went away; reconnecting…")
-                guard reconnect(session, report: {}) else { throw fail("lost the connection to listd") }
+                guard reconnect(session, report: {}) else { throw fail(stopped(socket)) }
                 printError("listview: reconnected at version \(session.model.version)")
             }
             try session.synchronize(revealCursor: false)
@@ -154,7 +154,7 @@ struct Listview: ParsableCommand {
                 if session.serverStopped {
                     guard reconnect(session, report: { Terminal.write(session.frame(showCursor: true, status: true).terminalFrame) }) else {
                         Terminal.restore()
-                        throw fail("lost the connection to listd")
+                        throw fail(stopped(socket))
                     }
                     needsDraw = true
                     continue
@@ -221,6 +221,8 @@ struct Listview: ParsableCommand {
         } catch let error as ListviewError {
             Terminal.restore()
             throw fail(error.description)
+        } catch let exit as ExitCode {
+            throw exit  // its message is out already
         } catch {
             Terminal.restore()
             throw fail("lost the connection to listd: \(error)")
@@ -244,6 +246,11 @@ struct Listview: ParsableCommand {
             usleep(UInt32(pause / .microseconds(1)))
             pause = min(pause * 2, .seconds(2))
         }
+    }
+
+    /// Why listview gives up reconnecting.
+    private func stopped(_ socket: String) -> String {
+        "listd stopped: nothing answered at \(socket) for \(reconnectSeconds == reconnectSeconds.rounded() ? String(Int(reconnectSeconds)) : String(reconnectSeconds)) s (--reconnect-seconds)"
     }
 
     private func fail(_ message: String) -> ExitCode {

@@ -439,7 +439,15 @@ struct ListviewTerminalTests {
         try second.waitForScreen { $0.contains("상담") }
         #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
         screen = try second.waitForScreen { $0.contains("icanon") }
-        #expect(screen.contains("listview: lost the connection to listd") && screen.contains("EXITED 1") && !screen.contains("-icanon"), "\(screen)")
+        #expect(screen.contains("listview: listd stopped: nothing answered at ") && screen.contains("EXITED 1") && !screen.contains("-icanon"), "\(screen)")
+
+        // Its data source dropped: it says so (and exits 1).
+        let restarted = try Daemon(arguments: ["--demo"])
+        let third = try TmuxSession(listview(restarted, "home"), width: 60, height: 20)
+        try third.waitForScreen { $0.contains("상담") }
+        #expect(try restarted.request(["cmd": "dropDataSource", "dataSource": "home"])["ok"] == true)
+        screen = try third.waitForScreen { $0.contains("EXITED") }
+        #expect(screen.contains("listview: the data source \"home\" was dropped\n") && screen.contains("EXITED 1") && !screen.contains("ExitCode"), "\(screen)")
     }
 
     /// listd restarts (its state kept): the view shows "reconnecting…", then resumes where it was and
