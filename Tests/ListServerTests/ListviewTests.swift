@@ -399,6 +399,23 @@ struct ListviewTerminalTests {
         #expect(plugins.allSatisfy { kill(pid_t($0), 0) != 0 }, "the plugins stopped")
     }
 
+    /// `scripts/demo --tmux --detached` returns once listd answers; when listd cannot start, it exits 1
+    /// with the end of listd's log, and leaves no tmux session behind.
+    @Test func theDetachedDemoReportsAFailedStart() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = "listd-demo-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { _ = try? spawnAndWait(["tmux", "-L", server, "kill-server"]) }
+        let script = protocolDirectory.deletingLastPathComponent().appendingPathComponent("scripts/demo").path
+        let failed = try spawnAndWait(
+            ["bash", "-c", "exec bash \"$0\" --tmux --detached --max-line-bytes nope 2>&1", script],
+            environment: ["LISTD_DEMO_BIN": binaryDirectory.path, "LISTD_DEMO_TMUX": server, "LISTD_SOCKET": directory + "/listd.sock"])
+        #expect(failed.status == 1)
+        #expect(failed.output.contains("demo: listd did not start on \(directory)/listd.sock; the end of its log:"), "\(failed.output)")
+        #expect(failed.output.contains("The value 'nope' is invalid for '--max-line-bytes"), "\(failed.output)")
+        #expect(try spawnAndWait(["tmux", "-L", server, "has-session", "-t", "demo"]).status != 0, "no session left")
+    }
+
     @Test func scrollingTenThousandItemsReusesCells() throws {
         let daemon = try Daemon()
         let connection = try daemon.connect()
