@@ -94,7 +94,11 @@ public final class StateModel {
             dataSource = DataSourceModel(name: name, incarnation: creation.incarnation, content: DataSourceContent(owner: creation.owner))
             created = true
         } else {
-            throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
+            // Only changes that make sense on an empty data source create one: the others name a
+            // section or an item a new data source would not have (and a typo must not make a new one).
+            throw WireError(
+                .dataSourceNotFound,
+                "Data source \"\(name)\" does not exist; apply, appendSections and applySectionSnapshot create one, other changes need it to exist.")
         }
         if let ifVersion, ifVersion != dataSource.version {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
