@@ -38,7 +38,7 @@ struct FileSettings {
 
     static func load(_ path: String?) throws -> FileSettings {
         guard let path else { return FileSettings() }
-        guard let file = fopen(path, "r") else { throw SettingsError("cannot read \(path)") }
+        guard let file = fopen(path, "r") else { throw SettingsError("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -47,7 +47,13 @@ struct FileSettings {
             if count <= 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        guard case .object(let members) = try JSONParser.parse(bytes) else { throw SettingsError("\(path): not a JSON object") }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw SettingsError("\(path): not valid JSON: \(error)")
+        }
+        guard case .object(let members) = document else { throw SettingsError("\(path): not a JSON object") }
         var settings = FileSettings()
         for (key, value) in members.sorted(by: { $0.key < $1.key }) {
             switch key {

@@ -181,6 +181,8 @@ struct ConnectionHardeningTests {
         let file = directory + "/listd.json"
         let cases: [(String, [String], [String])] = [
             (#"{"logLevel": "loud"}"#, [], ["logLevel", file, "loud"]),
+            (#"{"logLevel": "debug",}"#, [], [file + ": not valid JSON"]),
+            ("[]", [], [file + ": not a JSON object"]),
             (#"{"pluginDirectory": "/nonexistent/plugins"}"#, [], ["pluginDirectory", file, "/nonexistent/plugins"]),
             (#"{"maxLineByte": 1000}"#, [], ["maxLineByte", file, "unknown setting"]),
             (#"{"maxLineBytes": "16M"}"#, [], ["maxLineBytes", file, "positive integer"]),
