@@ -1,5 +1,6 @@
 import ListWire
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +10,21 @@ import Logging
 /// else readable lines on stderr: a UTC timestamp, the level, the message and the metadata, with control
 /// characters shown escaped (a name from a client cannot forge a line).
 public struct ListdLogHandler: LogHandler {
-    public var logLevel: Logger.Level = .info
+    /// The level of every handler not given one of its own: set at start, changed by a reload (SIGHUP)
+    /// that reads a new `logLevel`. An atomic: it is read before every log call.
+    private static let sharedLevelIndex = Atomic<Int>(Logger.Level.allCases.firstIndex(of: .info)!)
+
+    /// Sets the shared level; returns the one it replaces.
+    @discardableResult
+    public static func setSharedLevel(_ level: Logger.Level) -> Logger.Level {
+        Logger.Level.allCases[sharedLevelIndex.exchange(Logger.Level.allCases.firstIndex(of: level)!, ordering: .relaxed)]
+    }
+
+    private var ownLevel: Logger.Level?
+    public var logLevel: Logger.Level {
+        get { ownLevel ?? Logger.Level.allCases[Self.sharedLevelIndex.load(ordering: .relaxed)] }
+        set { ownLevel = newValue }
+    }
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let useJournal: Bool

@@ -97,12 +97,8 @@ struct Listd: AsyncParsableCommand {
             Systemd.notify("STATUS=Cannot start: \(error)\nERRNO=\(EINVAL)")
             throw ExitCode(EX_CONFIG)
         }
-        let level = Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = ListdLogHandler(label: label, useJournal: useJournal)
-            handler.logLevel = level
-            return handler
-        }
+        ListdLogHandler.setSharedLevel(Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info)
+        LoggingSystem.bootstrap { label in ListdLogHandler(label: label, useJournal: useJournal) }
         let logger = Logger(label: "listd")
 
         // Trap the signals before anything else, so that an early SIGTERM is a graceful stop too.
@@ -135,7 +131,12 @@ struct Listd: AsyncParsableCommand {
             if signal == .sighup {
                 Systemd.reloading()
                 do {
-                    await server.reload(try makeConfiguration(listener: configuration.listener, settings: try FileSettings.load(config)))
+                    let settings = try FileSettings.load(config)
+                    await server.reload(try makeConfiguration(listener: configuration.listener, settings: settings))
+                    // --log-level wins over the file, as at start.
+                    let level = Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info
+                    let previous = ListdLogHandler.setSharedLevel(level)
+                    if previous != level { logger.notice("log level \(previous) → \(level)") }
                 } catch {
                     logger.error("reload failed, keeping the running configuration: \(error)", metadata: ["config": "\(config ?? "-")"])
                 }

@@ -177,6 +177,23 @@ struct SystemdTests {
         #expect(!daemon.log.contains("\u{1B}"), "no raw escape reaches the log")
     }
 
+    /// `logLevel` in the configuration file takes effect on a reload (SIGHUP), as the other settings do.
+    @Test func aReloadChangesTheLogLevel() throws {
+        let daemon = try Daemon(configuration: ["logLevel": "info"])
+        _ = try daemon.request(["cmd": "ping", "note": "before"])
+        try Data(#"{"logLevel": "debug"}"#.utf8).write(to: URL(fileURLWithPath: daemon.directory + "/listd.json"))
+        try reload(daemon)
+        _ = try daemon.request(["cmd": "listDataSources"])
+        try Data(#"{"logLevel": "info"}"#.utf8).write(to: URL(fileURLWithPath: daemon.directory + "/listd.json"))
+        try reload(daemon)
+        _ = try daemon.request(["cmd": "stats"])
+        try daemon.stop()
+        let log = daemon.log
+        let requests = log.split(separator: "\n").filter { $0.contains("debug: request ") }
+        #expect(requests.count == 1 && requests.first?.contains("command=listDataSources") == true, "\(log)")
+        #expect(log.contains("log level info → debug") && log.contains("log level debug → info"), "\(log)")
+    }
+
     @Test func watchdogPingsWhenAsked() throws {
         let daemon = try Daemon(environment: ["WATCHDOG_USEC": "200000"])
         try daemon.notify.wait(for: "WATCHDOG=1", timeout: .seconds(5))
