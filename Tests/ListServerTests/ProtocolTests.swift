@@ -115,7 +115,7 @@ struct ProtocolTests {
         }
         let errors = result["errors"]!.arrayValue.compactMap { $0["code"]?.stringValue }
         #expect(Set(errors) == Set(ErrorCode.allCases.map(\.rawValue)))
-        #expect(result["events"]!.arrayValue.compactMap { $0["name"]?.stringValue } == ["changes", "cellUpdated", "configure", "layoutChanged", "dropped", "overflow", "shutdown"])
+        #expect(result["events"]!.arrayValue.compactMap { $0["name"]?.stringValue } == ["changes", "cellUpdated", "selectionChanged", "configure", "layoutChanged", "dropped", "overflow", "shutdown"])
     }
 }
 
