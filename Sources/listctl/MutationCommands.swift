@@ -33,15 +33,28 @@ struct MutationTarget: ParsableArguments {
 
 struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace a data source's snapshot with {\"sections\": [...]} from a file or stdin (-).")
+        abstract: "Replace a data source's snapshot with {\"sections\": [...]} from a file or stdin (-).",
+        discussion: "The output of `listctl show DS --json` (a reply to snapshot) is accepted as it is: `listctl show A --json | listctl apply B -` copies a snapshot.")
     @OptionGroup var connection: Connection
     @OptionGroup var target: MutationTarget
     @Argument(help: "The snapshot file, or - for standard input.") var file: String = "-"
     @Flag(help: "Skip the diff: views reload everything.") var reloadData = false
     func run() throws {
-        var members = target.members(["snapshot": try readJSON(file)])
+        var members = target.members(["snapshot": try Self.snapshot(in: try readJSON(file), from: file)])
         if reloadData { members["reloadData"] = true }
         try connection.run(request("apply", members), render: renderMutation)
+    }
+
+    /// The snapshot in `document`: `{"sections": …}` itself, or the `result` of a `snapshot` reply
+    /// (`listctl show --json`), whose other members (version, dataSource) are not part of it.
+    static func snapshot(in document: JSONValue, from file: String) throws -> JSONValue {
+        if document["ok"] != nil {
+            guard document["ok"] == true, let result = document["result"], let sections = result["sections"] else {
+                throw ValidationError("\(file): a reply without a snapshot (is it the output of listctl show --json?)")
+            }
+            return ["sections": sections]
+        }
+        return document
     }
 }
 

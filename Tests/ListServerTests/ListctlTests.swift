@@ -10,6 +10,19 @@ func listctl(_ daemon: Daemon, _ arguments: [String], input: String? = nil) thro
 
 @Suite("listctl against a real listd", .serialized)
 struct ListctlTests {
+    /// `listctl show A --json | listctl apply B -` copies a snapshot (payloads and all).
+    @Test func showJSONIsAcceptedByApply() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let shown = try listctl(daemon, ["--json", "show", "home"])
+        #expect(shown.status == 0)
+        let copied = try listctl(daemon, ["apply", "copy", "-"], input: shown.out)
+        #expect(copied.status == 0, "\(copied.err)")
+        let original = try daemon.request(["cmd": "snapshot", "dataSource": "home"]).result()["sections"]
+        #expect(try daemon.request(["cmd": "snapshot", "dataSource": "copy"]).result()["sections"] == original)
+        let failed = try listctl(daemon, ["apply", "other", "-"], input: #"{"ok":false,"error":{"code":"data-source-not-found"}}"#)
+        #expect(failed.status != 0 && failed.err.contains("a reply without a snapshot"), "\(failed.err)")
+    }
+
     @Test func tablesMutationsAndExitStatus() throws {
         let daemon = try Daemon(arguments: ["--demo"])
         let list = try listctl(daemon, ["ls"])
