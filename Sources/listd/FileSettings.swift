@@ -8,7 +8,8 @@ import Logging
     import Glibc
 #endif
 
-/// The optional `--config` file: a JSON object with limits, the log level and plugins, e.g.
+/// The optional `--config` file: a JSON object (lines starting with `//` are comments; every key is in
+/// `systemd/listd.conf.example`) with limits, the log level and plugins, e.g.
 /// `{"maxLineBytes": 16777216, "logLevel": "info", "pluginDirectory": "/usr/local/lib/listd/plugins",
 /// "plugins": ["/opt/card-plugin", {"name": "py", "command": ["/usr/bin/python3", "/opt/pycard.py"]}]}`.
 ///
@@ -49,7 +50,7 @@ struct FileSettings {
         }
         let document: JSONValue
         do {
-            document = try JSONParser.parse(bytes)
+            document = try JSONParser.parse(withoutCommentLines(bytes))
         } catch {
             throw SettingsError("\(path): not valid JSON: \(error)")
         }
@@ -100,6 +101,24 @@ struct FileSettings {
     static let logLevels = Logger.Level.allCases.map(\.rawValue)
 
     /// Refuses a log level that is not one of `logLevels`; `setting` names where it came from.
+    /// `bytes` with every line whose first non-blank characters are `//` blanked out (its newline kept,
+    /// so that positions in errors still count lines). Whole lines only: a JSON string cannot span lines,
+    /// so `//` inside a value is never touched.
+    static func withoutCommentLines(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var lineStart = 0
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            let firstContent = bytes[lineStart..<lineEnd].firstIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+            let isComment = firstContent.map { $0 + 1 < lineEnd && bytes[$0] == UInt8(ascii: "/") && bytes[$0 + 1] == UInt8(ascii: "/") } ?? false
+            if !isComment { result.append(contentsOf: bytes[lineStart..<lineEnd]) }
+            if lineEnd < bytes.count { result.append(UInt8(ascii: "\n")) }
+            lineStart = lineEnd + 1
+        }
+        return result
+    }
+
     static func validateLogLevel(_ level: String, setting: String) throws {
         guard Logger.Level(rawValue: level) != nil else {
             throw SettingsError("\(setting) is \"\(level)\", not a log level (\(logLevels.joined(separator: ", ")))")

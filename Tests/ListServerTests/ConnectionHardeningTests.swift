@@ -201,6 +201,27 @@ struct ConnectionHardeningTests {
         }
     }
 
+    /// `systemd/listd.conf.example` names every setting (with its comment) and is accepted as it is,
+    /// its values the defaults: a listd started with it has the limits of one started without.
+    @Test func theExampleConfigurationIsCompleteAndAccepted() throws {
+        let example = protocolDirectory.deletingLastPathComponent().appendingPathComponent("systemd/listd.conf.example").path
+        let text = try String(contentsOfFile: example, encoding: .utf8)
+        let plain = try Daemon()
+        let configured = try Daemon(arguments: ["--config", example])
+        let defaults = try plain.request(["cmd": "stats"]).result()["limits"]
+        #expect(try configured.request(["cmd": "stats"]).result()["limits"] == defaults)
+        // Every setting listd knows appears in the file (an unknown one lists them all).
+        let file = configured.directory + "/unknown.json"
+        try Data(#"{"notASetting": 1}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let refused = try runProgram(
+            binaryDirectory.appendingPathComponent("listd").path, ["--ephemeral", "--socket", configured.directory + "/other.sock", "--config", file],
+            timeout: .seconds(20))
+        let list = try #require(refused.err.split(separator: "(the settings are ").last?.split(separator: ")").first)
+        let settings = list.split(separator: ", ").map(String.init)
+        #expect(settings.count >= 29)
+        for setting in settings { #expect(text.contains("\"\(setting)\":"), "\(setting) is missing from the example") }
+    }
+
     /// A SIGHUP with a file that cannot work keeps the running settings and logs why; a good one applies.
     @Test func aReloadThatCannotWorkKeepsTheRunningSettings() throws {
         let daemon = try Daemon(configuration: ["maxLineBytes": 1000])
