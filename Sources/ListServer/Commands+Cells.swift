@@ -212,12 +212,12 @@ extension CommandRouter {
         Command(
             name: "cellProvider",
             summary:
-                "A data source's cell provider (or its supplementary provider for elementKind) exactly as setCellProvider accepts it; no rules and no default: every item shows the default presentation.",
+                "A data source's cell provider (or its supplementary provider for elementKind) as setCellProvider accepts it; no rules and no default: every item shows the default presentation. Without elementKind, supplementaryKinds lists the element kinds that have a supplementary provider (when any).",
             arguments: [
                 ArgumentSpec("dataSource", "string", required: true, "The data source."),
                 ArgumentSpec("elementKind", "string", "The supplementary provider of this element kind instead."),
             ],
-            result: "{dataSource, version, rules, default?}"
+            result: "{dataSource, version, rules, default?, supplementaryKinds?}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let elementKind = try arguments.optionalString("elementKind")
@@ -236,6 +236,11 @@ extension CommandRouter {
                     if let fallback = json["default"] {
                         writer.key("default")
                         writer.value(fallback)
+                    }
+                    // Without elementKind: the element kinds that have a supplementary provider, to read next.
+                    if elementKind == nil && !dataSource.model.supplementaryProviders.isEmpty {
+                        writer.key("supplementaryKinds")
+                        writer.strings(dataSource.model.supplementaryProviders.keys.sorted())
                     }
                 }
             }

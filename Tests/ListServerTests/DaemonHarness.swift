@@ -13,11 +13,19 @@ let binaryDirectory: URL = {
 /// Runs one of the package's executables to completion with `input` on stdin (and `LISTD_SOCKET` when
 /// `daemon` is given); returns its exit status, stdout and stderr.
 func runExecutable(_ name: String, _ arguments: [String], daemon: Daemon? = nil, input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    try runProgram(binaryDirectory.appendingPathComponent(name), arguments, daemon: daemon, input: input)
+}
+
+/// Runs any program as `runExecutable` does, with `extraEnvironment` added to the test's environment.
+func runProgram(
+    _ executable: URL, _ arguments: [String], daemon: Daemon? = nil, input: String? = nil, extraEnvironment: [String: String] = [:]
+) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
-    process.executableURL = binaryDirectory.appendingPathComponent(name)
+    process.executableURL = executable
     process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
     if let daemon { environment["LISTD_SOCKET"] = daemon.socketPath }
+    for (key, value) in extraEnvironment { environment[key] = value }
     environment["SWIFT_BACKTRACE"] = "enable=no"
     process.environment = environment
     let out = Pipe()
@@ -101,8 +109,12 @@ final class Daemon {
     let process = Process()
     private let logPipe = Pipe()
 
-    /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it.
-    init(arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil, directory: String? = nil) throws {
+    /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it;
+    /// `executable`: another listd than the one under test (e.g. an installed copy).
+    init(
+        arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil, directory: String? = nil,
+        executable: URL? = nil
+    ) throws {
         self.directory = try directory ?? makeTemporaryDirectory()
         socketPath = self.directory + "/listd.sock"
         notify = try NotifySocket(directory: self.directory)
@@ -114,7 +126,7 @@ final class Daemon {
             try Data(configuration.jsonBytes).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        process.executableURL = binaryDirectory.appendingPathComponent("listd")
+        process.executableURL = executable ?? binaryDirectory.appendingPathComponent("listd")
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
