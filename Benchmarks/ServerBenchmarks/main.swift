@@ -83,24 +83,26 @@ func fixed(_ value: Double, _ decimals: Int) -> String {
 
 // MARK: Throughput
 
-/// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
-@discardableResult
-func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) -> (requestsPerSecond: Double, p99: Double) {
-    let setup = try! LineConnection(path: socket)
-    _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
+/// What one load run measured.
+struct LoadResult {
+    var requestsPerSecond: Double
+    var p50: Double
+    var p99: Double
+}
 
+/// `connections` clients each send `perConnection` requests (`line(client, number)`, each ending in
+/// `\n`), keeping `pipeline` in flight per connection; every reply ends with one `\n` (listd's lines,
+/// Redis's `:N\r\n`). One thread polls every connection, so listd and Redis are driven identically.
+func driveLoad(socket: String, connections: Int, pipeline: Int, perConnection: Int, line: (Int, Int) -> [UInt8]) -> LoadResult {
     struct Client {
         var descriptor: Int32
         var lines: [[UInt8]]
         var sent = 0
         var received = 0
         var sendTimes: [UInt64]
-        var partial = 0
     }
     var clients: [Client] = (0..<connections).map { index in
-        let lines = (0..<perConnection).map { number in
-            Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
-        }
+        let lines = (0..<perConnection).map { number in line(index, number) }
         return Client(descriptor: connectRaw(socket), lines: lines, sendTimes: Array(repeating: 0, count: perConnection))
     }
     var latencies: [UInt64] = []
@@ -148,12 +150,22 @@ func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnec
     let elapsed = Double(nanoseconds() - start) / 1e9
     for client in clients { close(client.descriptor) }
     latencies.sort()
-    let total = connections * perConnection
+    return LoadResult(
+        requestsPerSecond: Double(connections * perConnection) / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99))
+}
+
+/// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
+@discardableResult
+func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) -> (requestsPerSecond: Double, p99: Double) {
+    let setup = try! LineConnection(path: socket)
+    _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
+    let result = driveLoad(socket: socket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
+        Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
+    }
     print("appendItems, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: "
-        + "\(Int(Double(total) / elapsed)) requests/s, p50 \(fixed(percentile(latencies, 0.5), 1)) µs, "
-        + "p99 \(fixed(percentile(latencies, 0.99), 1)) µs")
+        + "\(Int(result.requestsPerSecond)) requests/s, p50 \(fixed(result.p50, 1)) µs, p99 \(fixed(result.p99, 1)) µs")
     _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
-    return (Double(total) / elapsed, percentile(latencies, 0.99))
+    return (result.requestsPerSecond, result.p99)
 }
 
 // MARK: Whole-snapshot apply
@@ -558,6 +570,7 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
+if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath) }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
 if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
