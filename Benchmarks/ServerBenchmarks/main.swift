@@ -553,9 +553,25 @@ func scrollBenchmark(socket: String, listdPID: pid_t) {
 // MARK: Main
 
 signal(SIGPIPE, SIG_IGN)
-let socketPath = "/tmp/listd-bench-\(getpid()).sock"
-let pid = startListd(socket: socketPath)
+// LISTD_BENCH_SOCKET: drive a listd started elsewhere (e.g. under valgrind --tool=callgrind) instead.
+let externalSocket = getenv("LISTD_BENCH_SOCKET").map { String(cString: $0) }
+let socketPath = externalSocket ?? "/tmp/listd-bench-\(getpid()).sock"
+// Room for the 10,000-view fan-out (the default maxConnections is 4,096).
+let benchConfig = "/tmp/listd-bench-\(getpid()).json"
+if let file = fopen(benchConfig, "w") {
+    fputs("{\"maxConnections\": 20000, \"maxConnectionsPerUser\": 20000}\n", file)
+    fclose(file)
+}
+let pid = externalSocket == nil ? startListd(socket: socketPath, storage: ["--ephemeral", "--config", benchConfig]) : 0
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
+if mode == "append-profile" {
+    // A fixed load for profiling: 50 connections, 16 in flight, 2,000 appends each.
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 2_000, tag: "p")
+}
+if mode == "append-profile-1" {
+    // The same, one in flight per connection.
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 2_000, tag: "p1")
+}
 if mode == "all" || mode == "throughput" {
     appendThroughput(socket: socketPath, connections: 1, pipeline: 1, perConnection: 100_000, tag: "t1")
     appendThroughput(socket: socketPath, connections: 1, pipeline: 16, perConnection: 300_000, tag: "t2")
@@ -564,7 +580,10 @@ if mode == "all" || mode == "throughput" {
 }
 if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
 if mode == "all" || mode == "readback" { readBackBenchmark(socket: socketPath) }
-if mode == "all" || mode == "fanout" { fanOutBenchmark(socket: socketPath, views: 1_000) }
+if mode == "all" || mode == "fanout" {
+    fanOutBenchmark(socket: socketPath, views: 1_000)
+    fanOutBenchmark(socket: socketPath, views: 10_000)
+}
 if mode == "all" || mode == "scroll" { scrollBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
@@ -577,9 +596,11 @@ if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
     print("listd resident memory at the end: \((stats["result"]?["memory"]?["residentBytes"].flatMap { if case .int(let v) = $0 { v } else { nil } } ?? 0) >> 20) MiB")
 }
-kill(pid, SIGTERM)
-var status: Int32 = 0
-waitpid(pid, &status, 0)
+if pid != 0 {
+    kill(pid, SIGTERM)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+}
 
 extension LineConnection {
     /// A request's reply, or nil when the request fails.

@@ -227,11 +227,13 @@ extension CommandRouter {
     static func commitMutation(_ change: StateChange, _ context: CommandContext) throws(WireError) -> Execution {
         let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator)
         let outcome = committed.outcome
+        let changesJSON = committed.changesJSON
         return committed.execution { writer in
             writer.key("version")
             writer.int(outcome.version ?? 0)
             writer.key("changes")
-            writer.changes(outcome.changes, reloadData: outcome.reloadData)
+            // The bytes the event carries, when it was made (the same value, encoded once).
+            if let changesJSON { writer.raw(changesJSON) } else { writer.changes(outcome.changes, reloadData: outcome.reloadData) }
             if !outcome.warnings.isEmpty {
                 writer.key("warnings")
                 writer.beginArray()

@@ -14,6 +14,9 @@ import NIOCore
 ///   connection with `line-too-long`; the bytes count toward `ServerState.partialLineBytes`, whose cap
 ///   closes the largest holders.
 extension ConnectionHandler {
+    /// Gathered output handed to the channel before the read burst ends.
+    static let handOffBytes = 64 << 10
+
     /// Bytes written to the channel and not yet accepted by the socket.
     func bufferedBytes(context: ChannelHandlerContext) -> Int {
         (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
@@ -45,7 +48,9 @@ extension ConnectionHandler {
     /// when its unsent output is above `maximumOutputBytes` (the channel is no longer writable).
     func checkOutput(context: ChannelHandlerContext) {
         guard !closing else { return }
-        if let pending, pending.readableBytes + bufferedBytes(context: context) >= maximumOutputBytes {
+        // Gathered replies go to the channel (whose water marks pause the connection) once they are
+        // a chunk's worth, or at the end of the read burst (channelReadComplete).
+        if let pending, pending.readableBytes >= min(Self.handOffBytes, maximumOutputBytes) {
             writePending(context: context)
             context.flush()
         }

@@ -32,8 +32,9 @@ final class DataSource {
 
     /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: the line telling views of a
     /// committed change (encoded once: written to every view, retained for resuming, stored).
-    func changesEvent(_ changes: StagedChanges, reloadData: Bool) -> [UInt8] {
-        var writer = JSONWriter(capacity: 256)
+    /// `changesJSON` is the encoded `changes` object, shared with the reply to the change.
+    func changesEvent(changesJSON: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: changesJSON.count + name.utf8.count + 64)
         writer.beginObject()
         writer.key("event")
         writer.string("changes")
@@ -42,7 +43,7 @@ final class DataSource {
         writer.key("version")
         writer.int(version)
         writer.key("changes")
-        writer.changes(changes, reloadData: reloadData)
+        writer.raw(changesJSON)
         writer.endObject()
         return writer.bytes
     }

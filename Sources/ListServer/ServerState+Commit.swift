@@ -12,6 +12,8 @@ struct Committed {
     var afterReply: [() -> Void] = []
     /// With a store: resolves once the change is durable (`nil`), or with the error that undid it.
     var durable: Deferred<WireError?>?
+    /// The encoded `changes` object when the change's event was made: the reply reuses it.
+    var changesJSON: [UInt8]?
 
     /// The execution replying with `result`, then publishing; with a store, once the change is durable.
     func execution(_ result: @escaping (inout JSONWriter) -> Void) -> Execution {
@@ -72,7 +74,10 @@ extension ServerState {
             if case .setLayout = operation {
                 event = Self.layoutChangedEvent(dataSource)
             } else if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) {
-                event = dataSource.changesEvent(outcome.changes, reloadData: outcome.reloadData)
+                var changes = JSONWriter(capacity: 192)
+                changes.changes(outcome.changes, reloadData: outcome.reloadData)
+                committed.changesJSON = changes.bytes
+                event = dataSource.changesEvent(changesJSON: changes.bytes)
             }
             retainedEvent = outcome.reloadData || (event?.count ?? .max) > RetainedEvents.maximumEventBytes ? nil : event
             dataSource.retained.append(dataSource.version, retainedEvent)

@@ -12,6 +12,7 @@ public enum ControlCharacters {
 
     /// The byte offset in UTF-8 `bytes` where the first control character starts, or `nil` (a scan of
     /// the bytes, no decoding). With `ignoringLineBreaks`, `\n` and `\t` do not count.
+    @inlinable
     public static func firstOffset(inUTF8 bytes: some Sequence<UInt8>, ignoringLineBreaks: Bool = false) -> Int? {
         var offset = 0
         var previous: UInt8 = 0
@@ -29,9 +30,30 @@ public enum ControlCharacters {
         return nil
     }
 
+    /// `firstOffset(inUTF8:)` for contiguous bytes: eight at a time while they are printable ASCII (no
+    /// byte below 0x20, none from 0x7F up), byte by byte from the first word that is not.
+    static func firstOffset(inContiguousUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var start = 0
+        while start + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            let belowSpace = (word &- ones &* 0x20) & ~word & highBits
+            let delOrHigh = (((word & ~highBits) &+ ones) | word) & highBits
+            if belowSpace | delOrHigh != 0 { break }
+            start += 8
+        }
+        // The rest (from a word boundary, so a C2 lead byte is never split from what follows it).
+        guard let offset = firstOffset(inUTF8: UnsafeRawBufferPointer(rebasing: bytes[start...])) else { return nil }
+        return start + offset
+    }
+
     /// The first control character of `text` and its byte offset, or `nil` when there is none.
     public static func first(in text: String) -> (scalar: Unicode.Scalar, offset: Int)? {
-        guard let offset = firstOffset(inUTF8: text.utf8) else { return nil }
+        // Most identifiers hold none: a scan of the contiguous bytes, without decoding.
+        let found = text.utf8.withContiguousStorageIfAvailable { firstOffset(inContiguousUTF8: UnsafeRawBufferPointer($0)) }
+            ?? firstOffset(inUTF8: text.utf8)
+        guard let offset = found else { return nil }
         let bytes = text.utf8.dropFirst(offset)
         let lead = bytes.first!
         return (Unicode.Scalar(lead == 0xC2 ? bytes.dropFirst().first! : lead), offset)

@@ -12,8 +12,11 @@ import DiffableCore
 /// ```
 public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
-    /// Whether the next member or element needs a comma before it, per open container.
-    private var needsComma: [Bool] = []
+    /// Whether the next member or element needs a comma before it, per open container: one bit per
+    /// level for the innermost 64 (no allocation), the levels beyond in `deeperNeedsComma`.
+    private var commaBits: UInt64 = 0
+    private var depth = 0
+    private var deeperNeedsComma: [Bool] = []
 
     public init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
@@ -24,23 +27,39 @@ public struct JSONWriter: Sendable {
     public mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        open()
     }
 
     public mutating func endObject() {
-        needsComma.removeLast()
+        close()
         bytes.append(UInt8(ascii: "}"))
     }
 
     public mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        open()
     }
 
     public mutating func endArray() {
-        needsComma.removeLast()
+        close()
         bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Enters a container (that needs no comma before its first member).
+    private mutating func open() {
+        if depth >= 64 {
+            deeperNeedsComma.append(commaBits >> 63 != 0)
+        }
+        commaBits <<= 1
+        depth += 1
+    }
+
+    /// Leaves a container, back to the enclosing one's comma state.
+    private mutating func close() {
+        depth -= 1
+        commaBits >>= 1
+        if depth >= 64, deeperNeedsComma.removeLast() { commaBits |= 1 << 63 }
     }
 
     /// Writes a member name; the value written next belongs to it.
@@ -60,9 +79,9 @@ public struct JSONWriter: Sendable {
             afterKey = false
             return
         }
-        guard let last = needsComma.indices.last else { return }
-        if needsComma[last] { bytes.append(UInt8(ascii: ",")) }
-        needsComma[last] = true
+        guard depth > 0 else { return }
+        if commaBits & 1 != 0 { bytes.append(UInt8(ascii: ",")) }
+        commaBits |= 1
     }
 
     // MARK: Scalars

@@ -28,4 +28,20 @@ struct ControlCharacterTests {
     @Test func escapingKeepsEverythingElse() {
         #expect(ControlCharacters.escaped("a\u{1B}b\u{9B}c 감기") == "a\\u001bb\\u009bc 감기")
     }
+
+    /// The word-at-a-time scan finds what the byte-by-byte one finds, wherever the control character
+    /// is (in any of the eight lanes, across word boundaries, after multi-byte letters).
+    @Test func theFastScanAgreesWithTheByteScan() {
+        let pieces = ["a", "Z", " ", "~", "é", "감", "✓", "\u{1B}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "\n", "\u{0}", "\u{1F}", "\u{C2}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<3_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...30, using: &generator) {
+                // Mostly printable ASCII, as identifiers are.
+                text += Int.random(in: 0..<4, using: &generator) == 0 ? pieces.randomElement(using: &generator)! : "x"
+            }
+            let expected = ControlCharacters.firstOffset(inUTF8: Array(text.utf8))
+            #expect(ControlCharacters.first(in: text)?.offset == expected, "\(Array(text.utf8))")
+        }
+    }
 }

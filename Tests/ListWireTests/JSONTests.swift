@@ -66,6 +66,19 @@ struct JSONTests {
         }
     }
 
+    /// Commas stay right past the 64 levels the writer tracks in one word: every level holds two
+    /// elements, and the second follows the deeper first one.
+    @Test func writerNestsDeeply() throws {
+        for depth in [63, 64, 65, 130] {
+            var value: JSONValue = [1, 2]
+            for level in 0..<depth { value = [value, .int(level)] }
+            #expect(try JSONParser.parse(value.jsonBytes) == value)
+            var object: JSONValue = ["a": 1, "b": 2]
+            for level in 0..<depth { object = ["x": object, "y": .int(level)] }
+            #expect(try JSONParser.parse(object.jsonBytes) == object)
+        }
+    }
+
     @Test func writerEnvelopes() {
         var writer = JSONWriter()
         writer.beginObject()
