@@ -213,6 +213,19 @@ func requestCostBenchmark() {
             edits.append(.appendItems(items, toSection: section))
         }
     }
+    // The same lines through the one-pass decoder (what listd does): the request with its items, no tree.
+    var decodedEdits: [SnapshotEdit] = []
+    decodedEdits.reserveCapacity(count)
+    let onePass = clock.measure {
+        for line in lines {
+            var request = line.withUnsafeBytes { Request.decode(line: $0)! }
+            let items = try! request.arguments.items("items")
+            let section = try! request.arguments.optionalString("toSection")
+            _ = try! request.arguments.string("dataSource")
+            try! request.arguments.finish()
+            decodedEdits.append(.appendItems(items, toSection: section))
+        }
+    }
     var outcomes: [EditOutcome] = []
     outcomes.reserveCapacity(count)
     let perform = clock.measure { for edit in edits { outcomes.append(try! snapshot.perform(edit)) } }
@@ -232,7 +245,8 @@ func requestCostBenchmark() {
     func perRequest(_ duration: Duration) -> String {
         fixed((Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)) / Double(count) * 1e6, 2) + " µs"
     }
-    print("one appendItems request in-process: parse \(perRequest(parse)), request and arguments \(perRequest(decode)), "
+    print("one appendItems request in-process: parse \(perRequest(parse)), request and arguments \(perRequest(decode)) "
+        + "(one-pass decoding of both: \(perRequest(onePass))), "
         + "perform \(perRequest(perform)), reply \(perRequest(encode)) (\(bytes / count) bytes)")
 }
 

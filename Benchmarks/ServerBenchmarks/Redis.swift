@@ -38,7 +38,7 @@ func rpushLine(key: String, value: String) -> [UInt8] {
 }
 
 /// Each load against listd, then at once against Redis, three times; prints each pair and the ratios.
-func redisComparison(listdSocket: String) {
+func redisComparison(listdSocket: String, listdPID: pid_t = 0) {
     let redisSocket = "/tmp/redis-bench-\(getpid()).sock"
     guard let redis = startRedis(socket: redisSocket) else {
         print("redis: redis-server is not installed (apt-get install redis-server); skipped")
@@ -57,18 +57,23 @@ func redisComparison(listdSocket: String) {
             let tag = "r\(connections)x\(pipeline)-\(round)"
             let setup = try! LineConnection(path: listdSocket)
             _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
+            let listdCPUBefore = cpuSeconds(listdPID)
             let listd = driveLoad(socket: listdSocket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
                 Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
             }
+            let listdCPU = (cpuSeconds(listdPID) - listdCPUBefore) / Double(connections * perConnection) * 1e6
             _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
+            let redisCPUBefore = cpuSeconds(redis)
             let redisResult = driveLoad(socket: redisSocket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
                 rpushLine(key: tag, value: "c\(index)-\(number)")
             }
+            let redisCPU = (cpuSeconds(redis) - redisCPUBefore) / Double(connections * perConnection) * 1e6
             ratios.append(listd.requestsPerSecond / redisResult.requestsPerSecond)
             lines.append(
                 "  listd \(Int(listd.requestsPerSecond)) req/s (p50 \(fixed(listd.p50, 1)) µs, p99 \(fixed(listd.p99, 1)) µs)"
                     + " | Redis \(Int(redisResult.requestsPerSecond)) req/s (p50 \(fixed(redisResult.p50, 1)) µs, p99 \(fixed(redisResult.p99, 1)) µs)"
-                    + " | \(fixed(listd.requestsPerSecond / redisResult.requestsPerSecond, 2))×, p99 \(fixed(listd.p99 / redisResult.p99, 2))×")
+                    + " | \(fixed(listd.requestsPerSecond / redisResult.requestsPerSecond, 2))×, p99 \(fixed(listd.p99 / redisResult.p99, 2))×"
+                    + " | CPU per request: listd \(fixed(listdCPU, 2)) µs, Redis \(fixed(redisCPU, 2)) µs")
         }
         ratios.sort()
         print("appendItems vs RPUSH, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: median \(fixed(ratios[1], 2))× Redis")

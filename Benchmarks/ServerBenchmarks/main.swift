@@ -38,7 +38,9 @@ func cpuSeconds(_ pid: pid_t) -> Double {
 func startListd(socket: String, storage: [String] = ["--ephemeral"]) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
-    let arguments = [binaryDirectory() + "/listd", "--socket", socket, "--log-level", "warning", "--max-line-bytes", "67108864"] + storage
+    // LISTD_BENCH_LISTD: another listd binary (to compare two builds run after run).
+    let binary = getenv("LISTD_BENCH_LISTD").map { String(cString: $0) } ?? binaryDirectory() + "/listd"
+    let arguments = [binary, "--socket", socket, "--log-level", "warning", "--max-line-bytes", "67108864"] + storage
     var cArguments = arguments.map { strdup($0) } + [nil]
     let status = posix_spawn(&pid, arguments[0], nil, nil, &cArguments, environ)
     precondition(status == 0, "cannot start \(arguments[0])")
@@ -156,14 +158,17 @@ func driveLoad(socket: String, connections: Int, pipeline: Int, perConnection: I
 
 /// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
 @discardableResult
-func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String) -> (requestsPerSecond: Double, p99: Double) {
+func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String, listdPID: pid_t = 0) -> (requestsPerSecond: Double, p99: Double) {
     let setup = try! LineConnection(path: socket)
+    let cpuBefore = cpuSeconds(listdPID)
     _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
     let result = driveLoad(socket: socket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
         Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
     }
+    let cpu = (cpuSeconds(listdPID) - cpuBefore) / Double(connections * perConnection) * 1e6
     print("appendItems, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: "
-        + "\(Int(result.requestsPerSecond)) requests/s, p50 \(fixed(result.p50, 1)) µs, p99 \(fixed(result.p99, 1)) µs")
+        + "\(Int(result.requestsPerSecond)) requests/s, p50 \(fixed(result.p50, 1)) µs, p99 \(fixed(result.p99, 1)) µs"
+        + (listdPID == 0 ? "" : "; listd CPU \(fixed(cpu, 2)) µs per request"))
     _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
     return (result.requestsPerSecond, result.p99)
 }
@@ -217,7 +222,7 @@ func applyLine(dataSource: String, count: Int, bytesPerItem: Int, _ writeItem: (
     return writer.bytes + [0x0A]
 }
 
-func applyBenchmark(socket: String) {
+func applyBenchmark(socket: String, listdPID: pid_t = 0) {
     let count = 100_000
     let source = uuids(count, seed: 1)
     var target = source
@@ -253,6 +258,7 @@ func applyBenchmark(socket: String) {
     let connection = try! LineConnection(path: socket)
     var times: [Double] = []
     var replyBytes = 0
+    let cpuBefore = cpuSeconds(listdPID)
     for round in 0..<6 {
         try! connection.send(bytes: first)
         _ = try! connection.readLine(timeout: .seconds(60))
@@ -262,11 +268,13 @@ func applyBenchmark(socket: String) {
         if round > 0 { times.append(Double(nanoseconds() - start) / 1e6) }
         replyBytes = reply.count
     }
+    // listd's CPU per apply (12 of them), steadier than the time on this noisy machine.
+    let cpuPerApply = (cpuSeconds(listdPID) - cpuBefore) / 12 * 1_000
     times.sort()
     let median = times[times.count / 2]
     print("apply of a 100k-item snapshot (\(second.count / 1_000) kB line, diff against the previous 100k): "
         + "\(fixed(median, 1)) ms end to end = \(fixed(median / floor, 2))× the hashing floor (\(fixed(floor, 1)) ms); "
-        + "JSON parse alone \(fixed(parses[2], 1)) ms; reply \(replyBytes / 1_000) kB")
+        + "JSON parse alone \(fixed(parses[2], 1)) ms; reply \(replyBytes / 1_000) kB; listd CPU \(fixed(cpuPerApply, 1)) ms per apply")
 }
 
 // MARK: Reading a snapshot back
@@ -566,19 +574,19 @@ let pid = externalSocket == nil ? startListd(socket: socketPath, storage: ["--ep
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
 if mode == "append-profile" {
     // A fixed load for profiling: 50 connections, 16 in flight, 2,000 appends each.
-    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 2_000, tag: "p")
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 2_000, tag: "p", listdPID: pid)
 }
 if mode == "append-profile-1" {
     // The same, one in flight per connection.
-    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 2_000, tag: "p1")
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 2_000, tag: "p1", listdPID: pid)
 }
 if mode == "all" || mode == "throughput" {
-    appendThroughput(socket: socketPath, connections: 1, pipeline: 1, perConnection: 100_000, tag: "t1")
-    appendThroughput(socket: socketPath, connections: 1, pipeline: 16, perConnection: 300_000, tag: "t2")
-    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 6_000, tag: "t3")
-    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 12_000, tag: "t4")
+    appendThroughput(socket: socketPath, connections: 1, pipeline: 1, perConnection: 100_000, tag: "t1", listdPID: pid)
+    appendThroughput(socket: socketPath, connections: 1, pipeline: 16, perConnection: 300_000, tag: "t2", listdPID: pid)
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 6_000, tag: "t3", listdPID: pid)
+    appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 12_000, tag: "t4", listdPID: pid)
 }
-if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath) }
+if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "readback" { readBackBenchmark(socket: socketPath) }
 if mode == "all" || mode == "fanout" {
     fanOutBenchmark(socket: socketPath, views: 1_000)
@@ -589,7 +597,7 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
-if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath) }
+if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath, listdPID: pid) }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
 if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }

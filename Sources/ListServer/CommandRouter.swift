@@ -123,6 +123,9 @@ struct CommandRouter: Sendable {
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
         connection.currentCommand = ""
+        // The one-pass decoder takes well-formed requests; anything else is parsed the reference way,
+        // which says what is wrong with it.
+        if let request = Request.decode(line: line) { return handle(request, line: line, connection: connection) }
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -139,6 +142,12 @@ struct CommandRouter: Sendable {
         } catch {
             return fail(id: Request.id(in: value), error, connection: connection)
         }
+        return handle(request, line: line, connection: connection)
+    }
+
+    /// Runs a decoded request (`line` is kept only for a request that must wait its turn).
+    private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
+        let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
                 id: request.id,

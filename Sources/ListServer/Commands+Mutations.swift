@@ -18,7 +18,7 @@ private func placement(_ arguments: inout Arguments, _ before: String, _ after: 
 }
 
 private func items(_ arguments: inout Arguments) throws(WireError) -> [Item] {
-    try WireDecoding.items(arguments.array("items"), field: "items")
+    try arguments.items("items")
 }
 
 private func sections(_ arguments: inout Arguments) throws(WireError) -> [Section] {
@@ -157,7 +157,7 @@ extension CommandRouter {
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
-            let sections = try WireDecoding.snapshot(arguments.required("snapshot"), field: "snapshot")
+            let sections = try arguments.snapshot("snapshot")
             let reloadData = try arguments.optionalBool("reloadData") ?? false
             return { context throws(WireError) in
                 let limit = context.state.configuration.maximumItemsPerDataSource

@@ -22,12 +22,12 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted by default.
     public static let defaultMaximumDepth = 512
 
-    private let bytes: UnsafeRawBufferPointer
-    private var position = 0
-    private let maximumDepth: Int
+    let bytes: UnsafeRawBufferPointer
+    var position = 0
+    let maximumDepth: Int
     private var scratch: [UInt8] = []
 
-    private init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
+    init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }
@@ -59,11 +59,11 @@ public struct JSONParser {
 
     // MARK: Values
 
-    private func error(_ reason: String) -> JSONParseError { JSONParseError(offset: position, reason: reason) }
+    func error(_ reason: String) -> JSONParseError { JSONParseError(offset: position, reason: reason) }
 
-    private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
+    var current: UInt8? { position < bytes.count ? bytes[position] : nil }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -72,7 +72,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         guard let byte = current else { throw error("unexpected end of input") }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
@@ -157,7 +157,7 @@ public struct JSONParser {
 
     // MARK: Strings
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         position += 1  // opening quote
         let start = position
         // Fast path: no escapes.

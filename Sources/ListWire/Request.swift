@@ -49,19 +49,58 @@ public struct Request: Sendable {
 /// A request's arguments, read by name. Every read marks the argument as used; `finish()` rejects any
 /// argument nobody read, so unknown (misspelt) arguments are errors rather than silently ignored.
 public struct Arguments: Sendable {
+    /// The arguments as JSON values, except the ones decoded straight into the model (below).
     public private(set) var members: [String: JSONValue]
     /// The present arguments read so far, each once (an array: no hashing on the hot path).
     private var readNames: [String] = []
+    /// `items`, decoded from the line straight into items (see `Request.decode(line:)`).
+    var decodedItems: DecodedItems?
+    /// `snapshot`, decoded from the line straight into sections and items.
+    var decodedSnapshot: [(section: Section, items: [Item])]?
 
     public init(_ members: [String: JSONValue]) {
         self.members = members
     }
 
-    /// The raw value of an argument, or `nil` when absent. `null` counts as absent.
+    /// The raw value of an argument, or `nil` when absent. `null` counts as absent. A decoded argument
+    /// is given back as the JSON it was decoded from.
     public mutating func value(_ name: String) -> JSONValue? {
+        if let decoded = decodedJSON(name) {
+            markRead(name)
+            return decoded
+        }
         guard let value = members[name] else { return nil }
-        if !readNames.contains(name) { readNames.append(name) }
+        markRead(name)
         return value.isNull ? nil : value
+    }
+
+    private mutating func markRead(_ name: String) {
+        if !readNames.contains(name) { readNames.append(name) }
+    }
+
+    /// The JSON of a decoded argument (only commands that read it as JSON need it).
+    private func decodedJSON(_ name: String) -> JSONValue? {
+        if name == "items", let decodedItems { return decodedItems.json }
+        if name == "snapshot", let decodedSnapshot { return DecodedItems.json(snapshot: decodedSnapshot) }
+        return nil
+    }
+
+    /// An items argument: identifiers, or `{id, data?}` objects.
+    public mutating func items(_ name: String) throws(WireError) -> [Item] {
+        if name == "items", let decodedItems {
+            markRead(name)
+            return decodedItems.items
+        }
+        return try WireDecoding.items(array(name), field: name)
+    }
+
+    /// A snapshot argument: `{"sections": [{"id", "data"?, "items"?}]}`.
+    public mutating func snapshot(_ name: String) throws(WireError) -> [(section: Section, items: [Item])] {
+        if name == "snapshot", let decodedSnapshot {
+            markRead(name)
+            return decodedSnapshot
+        }
+        return try WireDecoding.snapshot(required(name), field: name)
     }
 
     /// A required argument's raw value.
@@ -156,8 +195,12 @@ public struct Arguments: Sendable {
 
     /// Rejects arguments that were not read.
     public func finish() throws(WireError) {
-        guard readNames.count < members.count else { return }
-        let unknown = members.keys.filter { !readNames.contains($0) }.sorted()
+        let decoded = (decodedItems == nil ? 0 : 1) + (decodedSnapshot == nil ? 0 : 1)
+        guard readNames.count < members.count + decoded else { return }
+        var names = Array(members.keys)
+        if decodedItems != nil { names.append("items") }
+        if decodedSnapshot != nil { names.append("snapshot") }
+        let unknown = names.filter { !readNames.contains($0) }.sorted()
         if let first = unknown.first {
             throw WireError(
                 .invalidArgument,

@@ -1,0 +1,258 @@
+import DiffableCore
+
+/// An `items` argument decoded straight from the line: no JSON array, no JSON object per item.
+struct DecodedItems: Sendable {
+    var items: [Item]
+    /// Which elements were `{id, data?}` objects rather than identifier strings (`nil`: none were).
+    var objectForm: [Bool]?
+
+    /// The argument as JSON again, for a command that reads it as JSON (e.g. as identifiers only).
+    var json: JSONValue {
+        .array(items.indices.map { index in
+            Self.json(items[index], asObject: objectForm?[index] ?? false)
+        })
+    }
+
+    static func json(_ item: Item, asObject: Bool) -> JSONValue {
+        guard asObject else { return .string(item.id) }
+        return item.data.isNull ? .object(["id": .string(item.id)]) : .object(["id": .string(item.id), "data": item.data])
+    }
+
+    /// A decoded snapshot as the JSON it was decoded from (items as objects where they carry data).
+    static func json(snapshot: [(section: Section, items: [Item])]) -> JSONValue {
+        .object([
+            "sections": .array(snapshot.map { entry in
+                var members: [String: JSONValue] = ["id": .string(entry.section.id), "items": .array(entry.items.map { json($0, asObject: !$0.data.isNull) })]
+                if !entry.section.data.isNull { members["data"] = entry.section.data }
+                return .object(members)
+            })
+        ])
+    }
+}
+
+extension Request {
+    /// Decodes a request line in one pass. The members that carry most of a line, `items` and an
+    /// `apply`'s `snapshot`, go straight into items and sections when they have the usual shapes; the
+    /// other members are JSON values as `init(_:)` makes them.
+    ///
+    /// Returns `nil` for a line that is not exactly a well-formed request of those shapes: not JSON, not
+    /// an object, a duplicate key, a non-string `cmd`, and so on. The caller then parses the line the
+    /// reference way (`JSONParser.parse`, `init(_:)`), which says what is wrong. So a line decoded here
+    /// means exactly what it means there.
+    public static func decode(line: UnsafeRawBufferPointer, maximumDepth: Int = JSONParser.defaultMaximumDepth) -> Request? {
+        var parser = JSONParser(bytes: line, maximumDepth: maximumDepth)
+        do throws(JSONParseError) {
+            return try parser.decodeRequest()
+        } catch {
+            return nil
+        }
+    }
+}
+
+extension JSONParser {
+    /// Thrown inside the decoder when the line is not one it decodes (the caller falls back).
+    private static let notDecoded = JSONParseError(offset: 0, reason: "not decoded here")
+
+    /// `{"id"?: scalar, "cmd": string, …}` with `items`/`snapshot` decoded into the model.
+    mutating func decodeRequest() throws(JSONParseError) -> Request {
+        skipWhitespace()
+        guard current == UInt8(ascii: "{") else { throw Self.notDecoded }
+        position += 1
+        var members: [String: JSONValue] = [:]
+        var id: JSONValue?
+        var command: String?
+        var items: DecodedItems?
+        var snapshot: [(section: Section, items: [Item])]?
+        // Every key once: the envelope and the decoded members count too.
+        var seenID = false
+        skipWhitespace()
+        if current != UInt8(ascii: "}") {
+            while true {
+                guard current == UInt8(ascii: "\"") else { throw Self.notDecoded }
+                let key = try parseString()
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
+                position += 1
+                skipWhitespace()
+                if members[key] != nil || (key == "id" && seenID) || (key == "cmd" && command != nil)
+                    || (key == "items" && items != nil) || (key == "snapshot" && snapshot != nil)
+                {
+                    throw Self.notDecoded
+                }
+                switch key {
+                case "id":
+                    let value = try parseValue(depth: 1)
+                    switch value {
+                    case .array, .object: throw Self.notDecoded
+                    default: id = value
+                    }
+                    seenID = true
+                case "cmd":
+                    guard case .string(let name) = try parseValue(depth: 1) else { throw Self.notDecoded }
+                    command = name
+                case "items" where current == UInt8(ascii: "["):
+                    let start = position
+                    if let decoded = try decodeItems(depth: 2) {
+                        items = decoded
+                    } else {
+                        position = start
+                        members[key] = try parseValue(depth: 1)
+                    }
+                case "snapshot" where current == UInt8(ascii: "{"):
+                    let start = position
+                    if let decoded = try decodeSnapshot() {
+                        snapshot = decoded
+                    } else {
+                        position = start
+                        members[key] = try parseValue(depth: 1)
+                    }
+                default:
+                    members[key] = try parseValue(depth: 1)
+                }
+                skipWhitespace()
+                if current == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                    continue
+                }
+                guard current == UInt8(ascii: "}") else { throw Self.notDecoded }
+                break
+            }
+        }
+        position += 1
+        skipWhitespace()
+        guard position == bytes.count, let command else { throw Self.notDecoded }
+        var request = Request(id: id, command: command, arguments: members)
+        request.arguments.decodedItems = items
+        request.arguments.decodedSnapshot = snapshot
+        return request
+    }
+
+    /// An array at `depth` of identifier strings and `{"id": string, "data"?: any}` objects; `nil` (the
+    /// position then undefined) for any other element, so the caller parses the member as JSON.
+    mutating func decodeItems(depth: Int) throws(JSONParseError) -> DecodedItems? {
+        position += 1  // [
+        var decoded = DecodedItems(items: [], objectForm: nil)
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            position += 1
+            return decoded
+        }
+        while true {
+            switch current {
+            case UInt8(ascii: "\""):
+                decoded.items.append(Item(try parseString()))
+                decoded.objectForm?.append(false)
+            case UInt8(ascii: "{"):
+                guard let item = try decodeIdentified(depth: depth + 1, allowingItems: false)?.0 else { return nil }
+                if decoded.objectForm == nil { decoded.objectForm = Array(repeating: false, count: decoded.items.count) }
+                decoded.items.append(item)
+                decoded.objectForm!.append(true)
+            default:
+                return nil
+            }
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "]"):
+                position += 1
+                return decoded
+            default:
+                throw Self.notDecoded
+            }
+        }
+    }
+
+    /// `{"id": string, "data"?: any}` (and `"items"?: [...]` for a section) at `depth`; `nil` for any
+    /// other member or type. The items come back as the second value.
+    private mutating func decodeIdentified(depth: Int, allowingItems: Bool) throws(JSONParseError) -> (Item, [Item]?)? {
+        position += 1  // {
+        var id: String?
+        var data: JSONValue?
+        var items: [Item]?
+        var sawItems = false
+        skipWhitespace()
+        guard current != UInt8(ascii: "}") else { return nil }
+        while true {
+            guard current == UInt8(ascii: "\"") else { throw Self.notDecoded }
+            let key = try parseString()
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
+            position += 1
+            skipWhitespace()
+            switch key {
+            case "id":
+                guard id == nil, current == UInt8(ascii: "\"") else { return nil }
+                id = try parseString()
+            case "data":
+                guard data == nil else { return nil }
+                data = try parseValue(depth: depth)
+            case "items" where allowingItems:
+                guard !sawItems else { return nil }
+                sawItems = true
+                if current == UInt8(ascii: "n") {
+                    // null: no items, as WireDecoding.snapshot reads it.
+                    _ = try parseValue(depth: depth)
+                    items = []
+                } else {
+                    guard current == UInt8(ascii: "["), let decoded = try decodeItems(depth: depth + 1) else { return nil }
+                    items = decoded.items
+                }
+            default:
+                return nil
+            }
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhitespace()
+            case UInt8(ascii: "}"):
+                position += 1
+                guard let id else { return nil }
+                return (Item(id, data: data ?? .null), allowingItems ? (items ?? []) : nil)
+            default:
+                throw Self.notDecoded
+            }
+        }
+    }
+
+    /// `{"sections": [{"id", "data"?, "items"?}, …]}` (an `apply`'s snapshot, at depth 2); `nil` for any
+    /// other shape.
+    mutating func decodeSnapshot() throws(JSONParseError) -> [(section: Section, items: [Item])]? {
+        position += 1  // {
+        skipWhitespace()
+        guard current == UInt8(ascii: "\"") else { return nil }
+        guard try parseString() == "sections" else { return nil }
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
+        position += 1
+        skipWhitespace()
+        guard current == UInt8(ascii: "[") else { return nil }
+        position += 1
+        var sections: [(section: Section, items: [Item])] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            position += 1
+        } else {
+            while true {
+                guard current == UInt8(ascii: "{"), let (section, items) = try decodeIdentified(depth: 4, allowingItems: true) else { return nil }
+                sections.append((Section(section.id, data: section.data), items ?? []))
+                skipWhitespace()
+                if current == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                    continue
+                }
+                guard current == UInt8(ascii: "]") else { throw Self.notDecoded }
+                position += 1
+                break
+            }
+        }
+        skipWhitespace()
+        guard current == UInt8(ascii: "}") else { return nil }
+        position += 1
+        return sections
+    }
+}
