@@ -166,6 +166,32 @@ func memoryBenchmark() {
         + "(\((after - before) >> 20) MiB resident)")
 }
 
+/// Memory at 1M items with short identifiers (`item-N`, inline in Swift's small strings), bare and with
+/// the two-field payload of issue 16's goal (`{"title": "Item N", "n": N}`), each in a fresh snapshot.
+func payloadMemoryBenchmark() {
+    let count = 1_000_000
+    // `payload-memory bare` or `payload-memory payload` measures one of them in a fresh process.
+    let only = CommandLine.arguments.dropFirst(2).first
+    for withPayload in [false, true] where only == nil || (only == "payload") == withPayload {
+        let before = residentBytes()
+        var snapshot = Snapshot()
+        try! snapshot.appendSections(["S"])
+        var batch: [Item] = []
+        batch.reserveCapacity(1_000)
+        for index in 0..<count {
+            batch.append(Item("item-\(index)", data: withPayload ? ["title": .string("Item \(index)"), "n": .int(index)] : .null))
+            if batch.count == 1_000 {
+                try! snapshot.appendItems(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        let after = residentBytes()
+        precondition(snapshot.numberOfItems == count)
+        print("memory at 1M items with short ids, \(withPayload ? "a two-field payload" : "no payload"): \((after - before) / count) bytes per item")
+        withExtendedLifetime(snapshot) {}
+    }
+}
+
 /// Memory of cells: 100,000 displayed cells configured from a two-field subtitle registration, then
 /// the same cells pooled (their configuration dropped), in a fresh process.
 func cellMemoryBenchmark() {
@@ -290,6 +316,7 @@ if mode == "view" || mode == "all" {
     for count in [10_000, 100_000, 1_000_000] { viewBenchmark(count: count) }
 }
 if mode == "request" { requestCostBenchmark() }
+if mode == "payload-memory" { payloadMemoryBenchmark() }
 if mode == "diff" || mode == "all" {
     diffBenchmark(count: 5_000, deleteRange: 2_000..<3_000, insertStart: 3_000, shuffleCount: 200, runs: 200)
     diffBenchmark(count: 100_000, deleteRange: 20_000..<30_000, insertStart: 30_000, shuffleCount: 2_000, runs: 21)

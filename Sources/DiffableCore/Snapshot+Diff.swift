@@ -109,11 +109,11 @@ struct SnapshotDiffer {
                 survivorIndexOfOldSlot[Int(oldSlot)] = survivors
                 survivors += 1
                 let marks = new.itemMarks[Int(newSlot)]
-                let newData = new.itemData[Int(newSlot)]
+                let newSlotIndex = Int(newSlot)
                 if marks.contains(.reloaded) {
-                    updates.itemReloads.append(ItemChange(indexPath: path, item: Item(new.itemIDs[Int(newSlot)], data: newData)))
-                } else if marks.contains(.reconfigured) || newData != old.itemData[Int(oldSlot)] {
-                    updates.itemReconfigures.append(ItemChange(indexPath: path, item: Item(new.itemIDs[Int(newSlot)], data: newData)))
+                    updates.itemReloads.append(ItemChange(indexPath: path, item: Item(new.itemIDs[newSlotIndex], data: new.itemData.value(at: newSlotIndex))))
+                } else if marks.contains(.reconfigured) || !new.itemData.payload(at: newSlotIndex, equals: Int(oldSlot), in: old.itemData) {
+                    updates.itemReconfigures.append(ItemChange(indexPath: path, item: Item(new.itemIDs[newSlotIndex], data: new.itemData.value(at: newSlotIndex))))
                 }
             }
             survivorCountOfOldSection[oldPosition] = Int(survivors)
@@ -142,7 +142,7 @@ struct SnapshotDiffer {
                 let record = new.sectionRecords[Int(key)]
                 var items: [Item] = []
                 items.reserveCapacity(record.count)
-                new.forEachSlot(inSection: key) { items.append(Item(new.itemIDs[Int($0)], data: new.itemData[Int($0)])) }
+                new.forEachSlot(inSection: key) { items.append(Item(new.itemIDs[Int($0)], data: new.data(ofSlot: $0))) }
                 stage.sectionInserts.append(
                     SectionInsert(index: newPosition, section: Section(record.id, data: record.data), items: items))
             } else {
@@ -175,7 +175,7 @@ struct SnapshotDiffer {
                 // New, or coming out of a deleted section: an insert.
                 guard survivorIndex >= 0 else {
                     stage.itemInserts.append(
-                        ItemChange(indexPath: target, item: Item(new.itemIDs[Int(newSlot)], data: new.itemData[Int(newSlot)])))
+                        ItemChange(indexPath: target, item: Item(new.itemIDs[Int(newSlot)], data: new.data(ofSlot: newSlot))))
                     return
                 }
                 let fromSection = old.position(ofSectionKey: old.location(ofSlot: oldSlot).section)

@@ -202,7 +202,7 @@ extension Snapshot {
         // Positions before anything moves, then detach.
         for (index, new) in isNew.enumerated() where !new {
             let slot = slots[index]
-            resolved.moved.append((index, storage.indexPath(ofSlot: slot), storage.itemData[Int(slot)]))
+            resolved.moved.append((index, storage.indexPath(ofSlot: slot), storage.data(ofSlot: slot)))
             resolved.existing.append(items[index].id)
         }
         for move in resolved.moved {

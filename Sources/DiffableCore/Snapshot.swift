@@ -115,7 +115,7 @@ public struct Snapshot: Sendable {
         var index = lower
         while index < upper {
             let slot = storage.slot(inSection: key, at: index)
-            result.append(Item(storage.itemIDs[Int(slot)], data: storage.itemData[Int(slot)]))
+            result.append(Item(storage.itemIDs[Int(slot)], data: storage.data(ofSlot: slot)))
             index += 1
         }
         return result
@@ -166,7 +166,7 @@ public struct Snapshot: Sendable {
     /// The item (with its payload) at an index path, or `nil` when out of range. O(log chunks).
     public func item(at indexPath: IndexPath) -> Item? {
         guard let slot = slot(at: indexPath) else { return nil }
-        return Item(storage.itemIDs[Int(slot)], data: storage.itemData[Int(slot)])
+        return Item(storage.itemIDs[Int(slot)], data: storage.data(ofSlot: slot))
     }
 
     /// The identifier of the section at a position, or `nil` when out of range. O(1).
@@ -184,7 +184,7 @@ public struct Snapshot: Sendable {
 
     /// The payload of an item, or `nil` when the item does not exist. O(1) on average.
     public func data(ofItem item: String) -> JSONValue? {
-        storage.slotByID[item].map { storage.itemData[Int($0)] }
+        storage.slotByID[item].map { storage.data(ofSlot: $0) }
     }
 
     /// The payload of a section, or `nil` when the section does not exist. O(1) on average.
@@ -310,7 +310,7 @@ extension Snapshot: Equatable {
                 let other = rightSlots[index]
                 index += 1
                 equal = lhs.storage.itemIDs[Int(slot)] == rhs.storage.itemIDs[Int(other)]
-                    && lhs.storage.itemData[Int(slot)] == rhs.storage.itemData[Int(other)]
+                    && lhs.storage.itemData.payload(at: Int(slot), equals: Int(other), in: rhs.storage.itemData)
             }
             if !equal { return false }
         }
@@ -326,7 +326,7 @@ extension Snapshot: CustomStringConvertible {
             let record = storage.sectionRecords[Int(key)]
             var items: [String] = []
             storage.forEachSlot(inSection: key) {
-                items.append(Item(storage.itemIDs[Int($0)], data: storage.itemData[Int($0)]).description)
+                items.append(Item(storage.itemIDs[Int($0)], data: storage.data(ofSlot: $0)).description)
             }
             lines.append("\(Section(record.id, data: record.data)): \(items.joined(separator: ", "))")
         }

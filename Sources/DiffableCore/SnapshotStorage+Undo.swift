@@ -7,11 +7,11 @@ enum UndoEntry: Sendable {
     case attached(slot: Int32)
     case detached(slot: Int32, section: Int32, index: Int)
     case allocated(slot: Int32, fresh: Bool)
-    case freed(slot: Int32, id: String, data: JSONValue, marks: SnapshotStorage.ItemMarks)
+    case freed(slot: Int32, id: String, data: PackedPayload, marks: SnapshotStorage.ItemMarks)
     case sectionInserted(key: Int32, fresh: Bool)
     case sectionRemoved(key: Int32, position: Int, id: String, data: JSONValue, isReloaded: Bool)
     case sectionMoved(from: Int, to: Int)
-    case itemData(slot: Int32, old: JSONValue)
+    case itemData(slot: Int32, old: PackedPayload)
     case sectionData(key: Int32, old: JSONValue)
     case replaced(SnapshotStorage)
 }
@@ -52,7 +52,7 @@ extension SnapshotStorage {
                 itemMarks.removeLast()
             } else {
                 itemIDs[Int(slot)] = ""
-                itemData[Int(slot)] = .null
+                itemData.set(JSONValue.null, at: Int(slot))
                 itemMarks[Int(slot)] = []
                 itemChunk[Int(slot)] = -1
                 freeSlots.append(slot)
@@ -61,7 +61,7 @@ extension SnapshotStorage {
             precondition(freeSlots.last == slot, "undo out of order")
             freeSlots.removeLast()
             itemIDs[Int(slot)] = id
-            itemData[Int(slot)] = data
+            itemData.set(data, at: Int(slot))
             itemMarks[Int(slot)] = marks
             slotByID[id] = slot
         case .sectionInserted(let key, let fresh):
@@ -88,7 +88,7 @@ extension SnapshotStorage {
         case .sectionMoved(let from, let to):
             moveSection(from: to, to: from)
         case .itemData(let slot, let old):
-            itemData[Int(slot)] = old
+            itemData.set(old, at: Int(slot))
         case .sectionData(let key, let old):
             sectionRecords[Int(key)].data = old
         case .replaced(let storage):

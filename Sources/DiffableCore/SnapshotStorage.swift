@@ -45,7 +45,7 @@ struct SnapshotStorage: Sendable {
 
     // Items, by slot.
     var itemIDs: [String] = []
-    var itemData: [JSONValue] = []
+    var itemData = PayloadArena()  // packed: a payload is rebuilt when read
     var itemChunk: [Int32] = []
     var itemOffset: [Int32] = []
     var itemMarks: [ItemMarks] = []
@@ -194,7 +194,7 @@ struct SnapshotStorage: Sendable {
         if freeSlots.last == candidate {
             freeSlots.removeLast()
             itemIDs[Int(candidate)] = item.id
-            itemData[Int(candidate)] = item.data
+            itemData.set(item.data, at: Int(candidate))
             itemMarks[Int(candidate)] = []
         } else {
             itemIDs.append(item.id)
@@ -223,10 +223,10 @@ struct SnapshotStorage: Sendable {
     }
 
     private mutating func freeSlot(_ slot: Int32) {
-        undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData[Int(slot)], marks: itemMarks[Int(slot)]))
+        undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData.packed(at: Int(slot)), marks: itemMarks[Int(slot)]))
         slotByID[itemIDs[Int(slot)]] = nil
         itemIDs[Int(slot)] = ""
-        itemData[Int(slot)] = .null
+        itemData.set(JSONValue.null, at: Int(slot))
         itemMarks[Int(slot)] = []
         itemChunk[Int(slot)] = -1
         freeSlots.append(slot)
@@ -381,9 +381,12 @@ struct SnapshotStorage: Sendable {
 
     /// Replaces an item's payload.
     mutating func setData(_ data: JSONValue, ofSlot slot: Int32) {
-        undoLog?.append(.itemData(slot: slot, old: itemData[Int(slot)]))
-        itemData[Int(slot)] = data
+        undoLog?.append(.itemData(slot: slot, old: itemData.packed(at: Int(slot))))
+        itemData.set(data, at: Int(slot))
     }
+
+    /// An item's payload, rebuilt from its packed bytes.
+    func data(ofSlot slot: Int32) -> JSONValue { itemData.value(at: Int(slot)) }
 
     /// Replaces a section's payload.
     mutating func setData(_ data: JSONValue, ofSection key: Int32) {
