@@ -2,8 +2,8 @@
 //     swift build -c release && swift run -c release server-benchmarks
 // It starts the release `listd` from the same build directory on a socket in /tmp, drives it from one
 // client thread (poll() over every connection, requests encoded in advance, as redis-benchmark does),
-// and prints throughput and latency percentiles. Compare with:
-//     redis-benchmark -s SOCK -t rpush -c 50 -P 1 (and -P 16)
+// and prints throughput, latency percentiles and listd's CPU per request. `server-benchmarks redis` drives
+// a Redis it starts (RPUSH) with the same client, back to back (Redis.swift).
 
 import DiffableCore
 import ListClient
