@@ -28,6 +28,10 @@ public struct Registration: Sendable {
     public let contentType: String
     private let typeTemplate: ValueTemplate
     private let content: [String: ValueTemplate]
+    /// `content` in key order (the order templates render and spend the budget in), made once.
+    private let contentInOrder: [(key: String, template: ValueTemplate)]
+    /// The style, when the type is not a template (most registrations): no rendering per cell.
+    private let constantStyle: ListContentStyle?
     private let background: (style: BackgroundStyle, properties: [String: ValueTemplate])?
     private let accessories: [(kind: AccessoryKind, displayed: String, properties: [String: ValueTemplate])]
     /// The bounds its templates were compiled within, and that rendering a cell spends from.
@@ -85,9 +89,12 @@ public struct Registration: Sendable {
         contentType = type
         typeTemplate = try ValueTemplate(.string(type), path: "\(name).contentConfiguration.type", budget: &budget)
         // A plugin's configuration takes any properties: they go to the plugin, rendered.
-        content = try Self.compile(
+        let compiled = try Self.compile(
             configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration",
             budget: &budget)
+        content = compiled
+        contentInOrder = compiled.keys.sorted().map { ($0, compiled[$0]!) }
+        constantStyle = type.contains("{{") ? nil : ListContentStyle(rawValue: type)
 
         switch members["background"] {
         case nil, .null?:
@@ -214,12 +221,18 @@ public struct Registration: Sendable {
         if pluginType != nil {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": a plugin configures \(contentType) cells.")
         }
-        let typeName = try typeTemplate.render(context, budget: &budget).stringValue ?? ""
-        guard let style = ListContentStyle(rawValue: typeName) else {
-            throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
+        let style: ListContentStyle
+        if let constantStyle {
+            style = constantStyle
+        } else {
+            let typeName = try typeTemplate.render(context, budget: &budget).stringValue ?? ""
+            guard let rendered = ListContentStyle(rawValue: typeName) else {
+                throw CellError(.invalidRegistration, "Registration \"\(name)\": the content type rendered to \"\(typeName)\", which is not a known style.")
+            }
+            style = rendered
         }
         // Only what differs from the style's defaults: the registration's properties and the state's changes.
-        var configured = overlay(try Self.render(content, context, budget: &budget), on: [:])
+        var configured = try Self.render(contentInOrder, context, budget: &budget)
         if omitsEmptyText {
             if configured["secondaryText"] == .string("") { configured["secondaryText"] = nil }
             if configured["text"] == .string("") { configured["text"] = .string(context.item) }
@@ -266,14 +279,16 @@ public struct Registration: Sendable {
     private static func render(
         _ templates: [String: ValueTemplate], _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
     ) throws(CellError) -> [String: JSONValue] {
+        try render(templates.keys.sorted().map { ($0, templates[$0]!) }, context, budget: &budget, lenient: lenient)
+    }
+
+    /// Renders templates in the order given (key order: which one meets a limit first is always the same).
+    private static func render(
+        _ templates: [(key: String, template: ValueTemplate)], _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
+    ) throws(CellError) -> [String: JSONValue] {
         var rendered: [String: JSONValue] = [:]
         rendered.reserveCapacity(templates.count)
-        if templates.count == 1, let (key, template) = templates.first {
-            rendered[key] = lenient ? template.renderLeniently(context, budget: &budget) : try template.render(context, budget: &budget)
-            return rendered
-        }
-        for key in templates.keys.sorted() {
-            let template = templates[key]!
+        for (key, template) in templates {
             rendered[key] = lenient ? template.renderLeniently(context, budget: &budget) : try template.render(context, budget: &budget)
         }
         return rendered
