@@ -125,7 +125,7 @@ let package = Package(
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "server-benchmarks",
-            dependencies: ["DiffableCore", "ListWire", "ListClient"],
+            dependencies: ["DiffableCore", "ListWire", "ListClient", "ListServer"],
             path: "Benchmarks/ServerBenchmarks"
         ),
     ],

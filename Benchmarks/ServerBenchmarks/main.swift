@@ -572,6 +572,11 @@ if let file = fopen(benchConfig, "w") {
 }
 let pid = externalSocket == nil ? startListd(socket: socketPath, storage: ["--ephemeral", "--config", benchConfig]) : 0
 let mode = CommandLine.arguments.dropFirst().first ?? "all"
+if mode == "in-process" {
+    // Needs no listd process (started anyway for uniformity); repeat to see the spread.
+    for _ in 0..<3 { inProcessAppendBenchmark(views: 0) }
+    for _ in 0..<3 { inProcessAppendBenchmark(views: 1) }
+}
 if mode == "append-profile" {
     // A fixed load for profiling: 50 connections, 16 in flight, 2,000 appends each.
     appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 2_000, tag: "p", listdPID: pid)

@@ -160,6 +160,12 @@ extension CommandRouter {
     /// reloaded items (and sections) go back to their pools, and the view dequeues the reloaded index
     /// paths again; reconfigured items keep their cell, configured anew and pushed as `cellUpdated`.
     static func updateDisplayedCells(of dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, state: ServerState) {
+        // Inserts and moves leave every displayed cell and every selection as it is (the common append).
+        let touchesCells = reloadData || changes.stages.contains { stage in
+            !stage.itemDeletes.isEmpty || !stage.sectionDeletes.isEmpty || !stage.itemReloads.isEmpty || !stage.sectionReloads.isEmpty
+                || !stage.itemReconfigures.isEmpty
+        }
+        guard touchesCells else { return }
         dataSource.pruneSelections()
         let views = dataSource.attachedViews.filter { $0.cells.displayedCount > 0 }
         guard !views.isEmpty else { return }

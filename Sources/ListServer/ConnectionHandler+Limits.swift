@@ -19,7 +19,15 @@ extension ConnectionHandler {
 
     /// Bytes written to the channel and not yet accepted by the socket.
     func bufferedBytes(context: ChannelHandlerContext) -> Int {
-        (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let exact = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        channelBytesBound = exact
+        return exact
+    }
+
+    /// Whether the channel may hold `limit` bytes or more: from the running upper bound when it is
+    /// below (no option read, which costs as much as a small request), else asked exactly.
+    func channelMayHold(atLeast limit: Int, context: ChannelHandlerContext) -> Bool {
+        channelBytesBound >= limit && bufferedBytes(context: context) >= limit
     }
 
     /// Bytes of replies and events not yet accepted by the socket (written or still being gathered).
@@ -30,6 +38,9 @@ extension ConnectionHandler {
     /// Whether `count` more bytes of output may be queued; if they would bring the unsent output to the
     /// hard limit, closes the connection (and logs why) and returns false.
     func admitOutput(_ count: Int, context: ChannelHandlerContext) -> Bool {
+        // The bound only overestimates (bytes leave the channel unseen): below the limit, it is.
+        let gathered = pending?.readableBytes ?? 0
+        if channelBytesBound + gathered + count < maximumOutputBytesHard { return true }
         let unsent = unsentBytes(context: context)
         guard unsent > 0, unsent + count >= maximumOutputBytesHard else { return true }
         closing = true

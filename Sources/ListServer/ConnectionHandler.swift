@@ -61,6 +61,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// When the unfinished line began (nil: none, or its clock is stopped while output is paused).
     var partialLineStarted: NIODeadline?
     var partialLineCheckScheduled = false
+    /// At least the bytes the channel holds unsent: raised by every write to it, set exactly whenever
+    /// `bufferedBytes(context:)` asks the channel (see `admitOutput`).
+    var channelBytesBound = 0
 
     /// The handlers of one client connection, in order: the line framer, then the connection handler.
     /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
@@ -280,6 +283,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func writePending(context: ChannelHandlerContext) {
         guard let buffer = pending else { return }
         pending = nil
+        channelBytesBound += buffer.readableBytes
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
@@ -306,8 +310,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// limit: then the view gets a last `overflow` event and the connection is closed.
     func push(_ event: ByteBuffer) {
         guard let context, !closing else { return }
-        let buffered = bufferedBytes(context: context)
-        if buffered + event.readableBytes > state.configuration.maximumViewQueueBytes {
+        let limit = state.configuration.maximumViewQueueBytes
+        if channelMayHold(atLeast: limit - event.readableBytes + 1, context: context) {
+            let buffered = channelBytesBound
             state.viewsOverflowed += 1
             state.logger.warning(
                 "view fell behind; disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "bufferedBytes": "\(buffered)"])
@@ -325,6 +330,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         guard admitOutput(event.readableBytes, context: context) else { return }
         writePending(context: context)
+        channelBytesBound += event.readableBytes
         context.writeAndFlush(wrapOutboundOut(event), promise: nil)
     }
 
