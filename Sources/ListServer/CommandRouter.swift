@@ -189,12 +189,12 @@ struct CommandRouter: Sendable {
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()
             if let id {
-                writer.key("id")
+                writer.key(literal: "id")
                 writer.value(id)
             }
-            writer.key("ok")
+            writer.key(literal: "ok")
             writer.bool(true)
-            writer.key("result")
+            writer.key(literal: "result")
             writer.beginObject()
             execution.result(&writer)
             writer.endObject()

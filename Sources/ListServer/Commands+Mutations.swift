@@ -229,9 +229,9 @@ extension CommandRouter {
         let outcome = committed.outcome
         let changesJSON = committed.changesJSON
         return committed.execution { writer in
-            writer.key("version")
+            writer.key(literal: "version")
             writer.int(outcome.version ?? 0)
-            writer.key("changes")
+            writer.key(literal: "changes")
             // The bytes the event carries, when it was made (the same value, encoded once).
             if let changesJSON { writer.raw(changesJSON) } else { writer.changes(outcome.changes, reloadData: outcome.reloadData) }
             if !outcome.warnings.isEmpty {

@@ -36,13 +36,13 @@ final class DataSource {
     func changesEvent(changesJSON: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: changesJSON.count + name.utf8.count + 64)
         writer.beginObject()
-        writer.key("event")
+        writer.key(literal: "event")
         writer.string("changes")
-        writer.key("dataSource")
+        writer.key(literal: "dataSource")
         writer.string(name)
-        writer.key("version")
+        writer.key(literal: "version")
         writer.int(version)
-        writer.key("changes")
+        writer.key(literal: "changes")
         writer.raw(changesJSON)
         writer.endObject()
         return writer.bytes

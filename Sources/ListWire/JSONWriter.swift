@@ -70,6 +70,17 @@ public struct JSONWriter: Sendable {
         afterKey = true
     }
 
+    /// Writes a member name known when the program is built: its bytes as they are (a name that needs
+    /// escaping must go through `key(_:)`). The value written next belongs to it.
+    public mutating func key(literal name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
     /// Whether a member name was just written (its value takes no comma).
     private var afterKey = false
 

@@ -225,9 +225,9 @@ extension JSONWriter {
             string(id)
         } else {
             beginObject()
-            key("id")
+            key(literal: "id")
             string(id)
-            key("data")
+            key(literal: "data")
             value(data)
             endObject()
         }
@@ -239,13 +239,13 @@ extension JSONWriter {
         for index in 0..<snapshot.numberOfSections {
             let section = snapshot.section(at: index)!
             beginObject()
-            key("id")
+            key(literal: "id")
             string(section.id)
             if !section.data.isNull {
-                key("data")
+                key(literal: "data")
                 value(section.data)
             }
-            key("items")
+            key(literal: "items")
             beginArray()
             for item in (try? snapshot.items(inSection: section.id)) ?? [] { identified(item.id, data: item.data) }
             endArray()
@@ -261,19 +261,19 @@ extension JSONWriter {
             writer.beginArray()
             for id in ids {
                 writer.beginObject()
-                writer.key("id")
+                writer.key(literal: "id")
                 writer.string(id)
                 if let data = outline.data(of: id), !data.isNull {
-                    writer.key("data")
+                    writer.key(literal: "data")
                     writer.value(data)
                 }
                 if (try? outline.isExpanded(id)) == true {
-                    writer.key("expanded")
+                    writer.key(literal: "expanded")
                     writer.bool(true)
                 }
                 let children = (try? outline.children(of: id)) ?? []
                 if !children.isEmpty {
-                    writer.key("children")
+                    writer.key(literal: "children")
                     write(children, &writer)
                 }
                 writer.endObject()
@@ -288,10 +288,10 @@ extension JSONWriter {
     public mutating func changes(_ changes: StagedChanges, reloadData: Bool = false) {
         beginObject()
         if reloadData {
-            key("reloadData")
+            key(literal: "reloadData")
             bool(true)
         }
-        key("stages")
+        key(literal: "stages")
         beginArray()
         for stage in changes.stages { self.stage(stage) }
         endArray()
@@ -301,21 +301,21 @@ extension JSONWriter {
     private mutating func stage(_ stage: ChangeStage) {
         beginObject()
         if !stage.sectionDeletes.isEmpty {
-            key("sectionDeletes")
+            key(literal: "sectionDeletes")
             beginArray()
             for index in stage.sectionDeletes { int(index) }
             endArray()
         }
         if !stage.sectionInserts.isEmpty {
-            key("sectionInserts")
+            key(literal: "sectionInserts")
             beginArray()
             for insert in stage.sectionInserts {
                 beginObject()
-                key("index")
+                key(literal: "index")
                 int(insert.index)
-                key("section")
+                key(literal: "section")
                 string(insert.section.id)
-                key("items")
+                key(literal: "items")
                 beginArray()
                 for item in insert.items { string(item.id) }
                 endArray()
@@ -324,46 +324,46 @@ extension JSONWriter {
             endArray()
         }
         if !stage.sectionMoves.isEmpty {
-            key("sectionMoves")
+            key(literal: "sectionMoves")
             beginArray()
             for move in stage.sectionMoves {
                 beginObject()
-                key("from")
+                key(literal: "from")
                 int(move.from)
-                key("to")
+                key(literal: "to")
                 int(move.to)
                 endObject()
             }
             endArray()
         }
         if !stage.sectionReloads.isEmpty {
-            key("sectionReloads")
+            key(literal: "sectionReloads")
             beginArray()
             for reload in stage.sectionReloads { int(reload.index) }
             endArray()
         }
         if !stage.itemDeletes.isEmpty {
-            key("itemDeletes")
+            key(literal: "itemDeletes")
             beginArray()
             for path in stage.itemDeletes { indexPath(path) }
             endArray()
         }
         itemChanges("itemInserts", stage.itemInserts)
         if !stage.itemMoves.isEmpty {
-            key("itemMoves")
+            key(literal: "itemMoves")
             beginArray()
             for move in stage.itemMoves {
                 beginObject()
-                key("from")
+                key(literal: "from")
                 indexPath(move.from)
-                key("to")
+                key(literal: "to")
                 indexPath(move.to)
                 endObject()
             }
             endArray()
         }
         if !stage.itemReloads.isEmpty {
-            key("itemReloads")
+            key(literal: "itemReloads")
             beginArray()
             for reload in stage.itemReloads { indexPath(reload.indexPath) }
             endArray()
@@ -372,15 +372,15 @@ extension JSONWriter {
         endObject()
     }
 
-    private mutating func itemChanges(_ name: String, _ changes: [ItemChange]) {
+    private mutating func itemChanges(_ name: StaticString, _ changes: [ItemChange]) {
         guard !changes.isEmpty else { return }
-        key(name)
+        key(literal: name)
         beginArray()
         for change in changes {
             beginObject()
-            key("indexPath")
+            key(literal: "indexPath")
             indexPath(change.indexPath)
-            key("item")
+            key(literal: "item")
             string(change.item.id)
             endObject()
         }
