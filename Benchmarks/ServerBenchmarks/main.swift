@@ -581,6 +581,10 @@ if mode == "append-profile" {
     // A fixed load for profiling: 50 connections, 16 in flight, 2,000 appends each.
     appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 2_000, tag: "p", listdPID: pid)
 }
+if mode == "append-profile-single" {
+    // One connection, one in flight: what a request costs when nothing is batched.
+    appendThroughput(socket: socketPath, connections: 1, pipeline: 1, perConnection: 20_000, tag: "ps", listdPID: pid)
+}
 if mode == "append-profile-1" {
     // The same, one in flight per connection.
     appendThroughput(socket: socketPath, connections: 50, pipeline: 1, perConnection: 2_000, tag: "p1", listdPID: pid)
