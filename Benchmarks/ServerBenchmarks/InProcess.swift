@@ -22,8 +22,7 @@ func inProcessAppendBenchmark(views: Int) {
     let bursts: [[UInt8]] = stride(from: 0, to: count, by: 16).map { start in
         var burst: [UInt8] = []
         for number in start..<start + 16 {
-            burst += Array(#"{"cmd":"appendItems","dataSource":"p","items":["item-\#(number)"]}"#.utf8)
-            burst.append(0x0A)
+            burst += appendLine(dataSource: "p", item: "item-\(number)")
         }
         return burst
     }

@@ -59,7 +59,7 @@ func redisComparison(listdSocket: String, listdPID: pid_t = 0) {
             _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
             let listdCPUBefore = cpuSeconds(listdPID)
             let listd = driveLoad(socket: listdSocket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
-                Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
+                appendLine(dataSource: tag, item: "c\(index)-\(number)")
             }
             let listdCPU = (cpuSeconds(listdPID) - listdCPUBefore) / Double(connections * perConnection) * 1e6
             _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])

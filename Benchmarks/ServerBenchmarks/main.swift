@@ -156,6 +156,11 @@ func driveLoad(socket: String, connections: Int, pipeline: Int, perConnection: I
         requestsPerSecond: Double(connections * perConnection) / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99))
 }
 
+/// A single-item `appendItems` request line.
+func appendLine(dataSource: String, item: String) -> [UInt8] {
+    Array(#"{"cmd":"appendItems","dataSource":"\#(dataSource)","items":["\#(item)"]}"#.utf8) + [0x0A]
+}
+
 /// `connections` clients each send `perConnection` single-item appendItems, keeping `pipeline` in flight.
 @discardableResult
 func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnection: Int, tag: String, listdPID: pid_t = 0) -> (requestsPerSecond: Double, p99: Double) {
@@ -163,7 +168,7 @@ func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnec
     let cpuBefore = cpuSeconds(listdPID)
     _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
     let result = driveLoad(socket: socket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
-        Array(#"{"cmd":"appendItems","dataSource":"\#(tag)","items":["c\#(index)-\#(number)"]}"#.utf8) + [0x0A]
+        appendLine(dataSource: tag, item: "c\(index)-\(number)")
     }
     let cpu = (cpuSeconds(listdPID) - cpuBefore) / Double(connections * perConnection) * 1e6
     print("appendItems, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: "

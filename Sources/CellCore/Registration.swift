@@ -27,8 +27,7 @@ public struct Registration: Sendable {
     /// The content configuration type as written (a style name, or a template producing one).
     public let contentType: String
     private let typeTemplate: ValueTemplate
-    private let content: [String: ValueTemplate]
-    /// `content` in key order (the order templates render and spend the budget in), made once.
+    /// The content properties' templates in key order (the order they render and spend the budget in).
     private let contentInOrder: [(key: String, template: ValueTemplate)]
     /// The style, when the type is not a template (most registrations): no rendering per cell.
     private let constantStyle: ListContentStyle?
@@ -92,7 +91,6 @@ public struct Registration: Sendable {
         let compiled = try Self.compile(
             configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration",
             budget: &budget)
-        content = compiled
         contentInOrder = compiled.keys.sorted().map { ($0, compiled[$0]!) }
         constantStyle = type.contains("{{") ? nil : ListContentStyle(rawValue: type)
 
@@ -160,7 +158,7 @@ public struct Registration: Sendable {
     }
 
     /// Whether the content configuration has properties besides its type.
-    public var hasContentProperties: Bool { !content.isEmpty }
+    public var hasContentProperties: Bool { !contentInOrder.isEmpty }
 
     /// For a plugin registration: the registration's content properties, rendered for the item (sent to
     /// the plugin with the cell). Within the cell's `TemplateLimits`; a property over them renders as `""`
@@ -168,7 +166,7 @@ public struct Registration: Sendable {
     public func pluginProperties(_ context: TemplateContext) -> JSONValue {
         var budget = RenderBudget(limits: limits)
         // Lenient rendering does not throw.
-        return .object((try? Self.render(content, context, budget: &budget, lenient: true)) ?? [:])
+        return .object((try? Self.render(contentInOrder, context, budget: &budget, lenient: true)) ?? [:])
     }
 
     /// For a plugin registration: renders what the registration renders for a plugin cell (its content
@@ -182,7 +180,7 @@ public struct Registration: Sendable {
 
     /// `checkPluginRendering(_:)`, spending from `budget` (a fresh one per cell; it tells the steps taken).
     public func checkPluginRendering(_ context: TemplateContext, budget: inout RenderBudget) throws(CellError) {
-        _ = try Self.render(content, context, budget: &budget)
+        _ = try Self.render(contentInOrder, context, budget: &budget)
         _ = try decorations(context, budget: &budget)
     }
 

@@ -16,8 +16,6 @@ struct PayloadArena: Sendable {
     /// Bytes in `bytes` that no span covers any more.
     private var garbage = 0
 
-    var count: Int { spans.count }
-
     /// Adds a slot holding `value`.
     mutating func append(_ value: JSONValue) {
         spans.append(write(value))
@@ -56,9 +54,6 @@ struct PayloadArena: Sendable {
         let span = spans[slot]
         return PackedPayload(bytes: Array(bytes[Int(span.offset)..<Int(span.offset + span.count)]))
     }
-
-    /// Whether a slot's payload is `null`. O(1).
-    func isNull(at slot: Int) -> Bool { spans[slot].count == 0 }
 
     /// Whether two slots (of this arena or another) hold equal payloads: the same bytes, or values
     /// that compare equal.

@@ -105,28 +105,40 @@ public struct JSONParser {
             return .object(members)
         }
         while true {
-            guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let keyOffset = position
-            let key = try parseString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw error("expected ':'") }
-            position += 1
-            skipWhitespace()
+            let key = try parseMemberName()
             let value = try parseValue(depth: depth)
             if members.updateValue(value, forKey: key) != nil {
                 throw JSONParseError(offset: keyOffset, reason: "duplicate key \"\(key)\"")
             }
+            guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { return .object(members) }
+        }
+    }
+
+    /// A member's name and its colon (whitespace after both skipped): the value is next.
+    mutating func parseMemberName() throws(JSONParseError) -> String {
+        guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
+        let key = try parseString()
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else { throw error("expected ':'") }
+        position += 1
+        skipWhitespace()
+        return key
+    }
+
+    /// After a member or an element: `true` past a comma (another follows), `false` past `closing`.
+    mutating func continuesAfterElement(closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        switch current {
+        case UInt8(ascii: ","):
+            position += 1
             skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                position += 1
-                return .object(members)
-            default:
-                throw error("expected ',' or '}'")
-            }
+            return true
+        case closing:
+            position += 1
+            return false
+        default:
+            throw error("expected ',' or '\(Unicode.Scalar(closing))'")
         }
     }
 
@@ -141,17 +153,7 @@ public struct JSONParser {
         }
         while true {
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace()
-            case UInt8(ascii: "]"):
-                position += 1
-                return .array(elements)
-            default:
-                throw error("expected ',' or ']'")
-            }
+            guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { return .array(elements) }
         }
     }
 

@@ -68,12 +68,7 @@ extension JSONParser {
         skipWhitespace()
         if current != UInt8(ascii: "}") {
             while true {
-                guard current == UInt8(ascii: "\"") else { throw Self.notDecoded }
-                let key = try parseString()
-                skipWhitespace()
-                guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
-                position += 1
-                skipWhitespace()
+                let key = try parseMemberName()
                 if members[key] != nil || (key == "id" && seenID) || (key == "cmd" && command != nil)
                     || (key == "items" && items != nil) || (key == "snapshot" && snapshot != nil)
                 {
@@ -109,17 +104,11 @@ extension JSONParser {
                 default:
                     members[key] = try parseValue(depth: 1)
                 }
-                skipWhitespace()
-                if current == UInt8(ascii: ",") {
-                    position += 1
-                    skipWhitespace()
-                    continue
-                }
-                guard current == UInt8(ascii: "}") else { throw Self.notDecoded }
-                break
+                guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { break }
             }
+        } else {
+            position += 1
         }
-        position += 1
         skipWhitespace()
         guard position == bytes.count, let command else { throw Self.notDecoded }
         var request = Request(id: id, command: command, arguments: members)
@@ -151,17 +140,7 @@ extension JSONParser {
             default:
                 return nil
             }
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace()
-            case UInt8(ascii: "]"):
-                position += 1
-                return decoded
-            default:
-                throw Self.notDecoded
-            }
+            guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { return decoded }
         }
     }
 
@@ -176,13 +155,7 @@ extension JSONParser {
         skipWhitespace()
         guard current != UInt8(ascii: "}") else { return nil }
         while true {
-            guard current == UInt8(ascii: "\"") else { throw Self.notDecoded }
-            let key = try parseString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
-            position += 1
-            skipWhitespace()
-            switch key {
+            switch try parseMemberName() {
             case "id":
                 guard id == nil, current == UInt8(ascii: "\"") else { return nil }
                 id = try parseString()
@@ -203,17 +176,9 @@ extension JSONParser {
             default:
                 return nil
             }
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                position += 1
+            guard try continuesAfterElement(closing: UInt8(ascii: "}")) else {
                 guard let id else { return nil }
                 return (Item(id, data: data ?? .null), allowingItems ? (items ?? []) : nil)
-            default:
-                throw Self.notDecoded
             }
         }
     }
@@ -223,13 +188,7 @@ extension JSONParser {
     mutating func decodeSnapshot() throws(JSONParseError) -> [(section: Section, items: [Item])]? {
         position += 1  // {
         skipWhitespace()
-        guard current == UInt8(ascii: "\"") else { return nil }
-        guard try parseString() == "sections" else { return nil }
-        skipWhitespace()
-        guard current == UInt8(ascii: ":") else { throw Self.notDecoded }
-        position += 1
-        skipWhitespace()
-        guard current == UInt8(ascii: "[") else { return nil }
+        guard try parseMemberName() == "sections", current == UInt8(ascii: "[") else { return nil }
         position += 1
         var sections: [(section: Section, items: [Item])] = []
         skipWhitespace()
@@ -239,15 +198,7 @@ extension JSONParser {
             while true {
                 guard current == UInt8(ascii: "{"), let (section, items) = try decodeIdentified(depth: 4, allowingItems: true) else { return nil }
                 sections.append((Section(section.id, data: section.data), items ?? []))
-                skipWhitespace()
-                if current == UInt8(ascii: ",") {
-                    position += 1
-                    skipWhitespace()
-                    continue
-                }
-                guard current == UInt8(ascii: "]") else { throw Self.notDecoded }
-                position += 1
-                break
+                guard try continuesAfterElement(closing: UInt8(ascii: "]")) else { break }
             }
         }
         skipWhitespace()
