@@ -405,26 +405,6 @@ func runDequeue(_ connection: LineConnection, dataSource view: String, registrat
     latencies.reserveCapacity(rounds)
     let cpuBefore = cpuSeconds(listdPID)
     let start = nanoseconds()
-    let marker = Array(#""cell":""#.utf8)
-    /// The cell identifiers in a dequeue reply, found by a scan (the client must not be the bottleneck).
-    func cellIDs(_ reply: [UInt8]) -> [String] {
-        var ids: [String] = []
-        var index = 0
-        while index + marker.count < reply.count {
-            if reply[index] == marker[0] && reply[index + 1] == marker[1] && reply[index + 2] == marker[2]
-                && reply[index + 3] == marker[3] && reply[index + 4] == marker[4] && reply[index + 5] == marker[5]
-                && reply[index + 6] == marker[6] && reply[index + 7] == marker[7]
-            {
-                let start = index + marker.count
-                var end = start
-                while reply[end] != UInt8(ascii: "\"") { end += 1 }
-                ids.append(String(decoding: reply[start..<end], as: UTF8.self))
-                index = end
-            }
-            index += 1
-        }
-        return ids
-    }
     var previous: [String] = []
     for line in lines {
         var bytes = line
@@ -439,7 +419,7 @@ func runDequeue(_ connection: LineConnection, dataSource view: String, registrat
         if cellsDequeued == 0, reply.count < 100_000, String(decoding: reply, as: UTF8.self).contains("\"error\"") {
             fatalError("dequeue failed: \(String(decoding: reply.prefix(600), as: UTF8.self))")
         }
-        previous = cellIDs(reply)
+        previous = cellIdentifiers(in: reply)
         cellsDequeued += previous.count
     }
     let elapsed = Double(nanoseconds() - start) / 1e9
@@ -581,6 +561,10 @@ if mode == "in-process" {
     // Needs no listd process (started anyway for uniformity); repeat to see the spread.
     for _ in 0..<3 { inProcessAppendBenchmark(views: 0) }
     for _ in 0..<3 { inProcessAppendBenchmark(views: 1) }
+    for _ in 0..<3 { inProcessWindowBenchmark() }
+}
+if mode == "in-process-window" {
+    for _ in 0..<3 { inProcessWindowBenchmark() }
 }
 if mode == "append-profile" {
     // A fixed load for profiling: 50 connections, 16 in flight, 2,000 appends each.
@@ -611,6 +595,7 @@ if mode == "all" || mode == "dequeue" {
     dequeueBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid)
     dequeueBenchmark(socket: socketPath, batch: 1, rounds: 20_000, listdPID: pid)
 }
+if mode == "all" || mode == "window" { windowBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath, listdPID: pid) }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
 if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }

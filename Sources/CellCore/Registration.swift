@@ -285,7 +285,8 @@ public struct Registration: Sendable {
         _ templates: [(key: String, template: ValueTemplate)], _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
     ) throws(CellError) -> [String: JSONValue] {
         var rendered: [String: JSONValue] = [:]
-        rendered.reserveCapacity(templates.count)
+        // One more for the `type` every caller adds: no growth (and rehashing) per cell.
+        rendered.reserveCapacity(templates.count + 1)
         for (key, template) in templates {
             rendered[key] = lenient ? template.renderLeniently(context, budget: &budget) : try template.render(context, budget: &budget)
         }

@@ -26,7 +26,9 @@ struct TemplateRenderer {
     let nodes: [Template.Node]
     let path: String
     let context: TemplateContext
-    var stack: [Scope] = [.root]
+    /// The scopes sections entered, innermost last; the cell itself (`.root`) is below them all and not
+    /// stored, so that a template without sections renders without allocating a stack.
+    var stack: [Scope] = []
     var output = ""
     var outputBytes = 0
 
@@ -97,9 +99,9 @@ struct TemplateRenderer {
     private func resolve(_ name: Template.Name, budget: inout RenderBudget) throws(CellError) -> Scope? {
         switch name.scope {
         case .current:
-            return stack.last
+            return innermost
         case .top:
-            var found = stack[stack.count - 1]
+            var found = innermost
             for component in name.components {
                 try budget.step(name.cost, path: path)
                 guard let next = child(of: found, named: component) else { return nil }
@@ -107,8 +109,12 @@ struct TemplateRenderer {
             }
             return found
         case .stack:
-            guard let first = name.components.first else { return stack.last }
-            for scope in stack.reversed() {
+            guard let first = name.components.first else { return innermost }
+            // From the innermost scope out to the cell itself.
+            var depth = stack.count
+            while depth >= 0 {
+                let scope = depth == 0 ? Scope.root : stack[depth - 1]
+                depth -= 1
                 try budget.step(name.cost, path: path)
                 guard var found = child(of: scope, named: first) else { continue }
                 for component in name.components.dropFirst() {
@@ -121,6 +127,9 @@ struct TemplateRenderer {
             return nil
         }
     }
+
+    /// The innermost scope: the last one a section entered, else the cell.
+    private var innermost: Scope { stack.last ?? .root }
 
     private func child(of scope: Scope, named name: String) -> JSONValue? {
         switch scope {

@@ -53,12 +53,12 @@ public struct ViewCells: Sendable {
     /// A cell of `registration` to display for `key`: the one already displaying it, else one from the
     /// pool, else a new one. A displayed cell is never handed out for a second key. O(1).
     public mutating func obtain(registration: String, for key: String) -> (id: String, reused: Bool, alreadyDisplayed: Bool) {
-        if let current = displayed[key], let cell = cells[current], cell.registration == registration {
-            return (current, false, true)
+        if let current = displayed[key] {
+            if cells[current]?.registration == registration { return (current, false, true) }
+            release(current)  // the item now needs another registration
         }
-        if let current = displayed[key] { release(current) }  // the item now needs another registration
-        if var free = pools[registration], let id = free.popLast() {
-            pools[registration] = free
+        // Popped in place: a copy of the pool would copy the whole array on every dequeue.
+        if let id = pools[registration]?.popLast() {
             cells[id]!.displayedFor = key
             displayed[key] = id
             counters[registration, default: Counters()].reused += 1

@@ -86,16 +86,25 @@ struct CellReply {
     /// Only the flags that are set, and the custom keys: `{}` for a cell in its default state.
     static func writeState(_ state: CellState, to writer: inout JSONWriter) {
         writer.beginObject()
-        for (name, on) in [
-            ("selected", state.selected), ("highlighted", state.highlighted), ("focused", state.focused), ("disabled", state.disabled),
-            ("editing", state.editing), ("expanded", state.expanded), ("swiped", state.swiped), ("reordering", state.reordering),
-        ] where on {
-            writer.key(name)
+        // One test per flag: no array of names per cell.
+        func flag(_ name: StaticString, _ on: Bool) {
+            guard on else { return }
+            writer.key(literal: name)
             writer.bool(true)
         }
-        for key in state.custom.keys.sorted() {
-            writer.key(key)
-            writer.value(state.custom[key]!)
+        flag("selected", state.selected)
+        flag("highlighted", state.highlighted)
+        flag("focused", state.focused)
+        flag("disabled", state.disabled)
+        flag("editing", state.editing)
+        flag("expanded", state.expanded)
+        flag("swiped", state.swiped)
+        flag("reordering", state.reordering)
+        if !state.custom.isEmpty {
+            for key in state.custom.keys.sorted() {
+                writer.key(key)
+                writer.value(state.custom[key]!)
+            }
         }
         writer.endObject()
     }

@@ -54,30 +54,41 @@ extension CommandRouter {
                 let dataSource = try context.dataSource(view.dataSource)
                 let snapshot = dataSource.snapshot
                 // Check everything first: a dequeue that fails hands out no cell.
-                var plan: [(path: IndexPath, item: Item, section: String, registration: Registration)] = []
+                // The registrations the cells use, each looked up and copied once per request (a batch
+                // of cells mostly shares one or two); the plan refers to them by position.
+                var used: [Registration] = []
+                var plan: [(path: IndexPath, item: Item, section: String, registration: Int)] = []
                 plan.reserveCapacity(paths.count)
                 for path in paths {
                     guard let item = snapshot.item(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
                     let section = snapshot.sectionIdentifier(at: path.section)!
                     // No rule maps the item: it shows in the default presentation. A rule naming a
                     // registration that does not exist is still an error.
-                    guard let name = dataSource.cellProvider?.registration(for: item, inSection: section) else {
-                        plan.append((path, item, section, DefaultPresentation.registration))
+                    let name = dataSource.cellProvider?.registration(for: item, inSection: section)
+                    // `nil` is the default presentation; no registration takes its name.
+                    if let index = used.firstIndex(where: { $0.name == (name ?? DefaultPresentation.name) }) {
+                        plan.append((path, item, section, index))
                         continue
                     }
-                    guard let registration = context.state.registrations[name] else {
-                        throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item.id)\") does not exist.")
+                    if let name {
+                        guard let registration = context.state.registrations[name] else {
+                            throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item.id)\") does not exist.")
+                        }
+                        used.append(registration)
+                    } else {
+                        used.append(DefaultPresentation.registration)
                     }
-                    plan.append((path, item, section, registration))
+                    plan.append((path, item, section, used.count - 1))
                 }
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
                 var pluginRequests: [PluginCellRequest] = []
                 let work = RenderWork()
                 for entry in plan {
-                    if entry.registration.pluginType != nil {
+                    let registration = used[entry.registration]
+                    if registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
-                        let (id, reused) = view.obtainCell(registration: entry.registration.name, for: entry.item.id)
+                        let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item.id)
                         var cellState = view.cells.cells[id]!.state
                         let placement = outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)
                         if let placement, cellState.expanded != placement.expanded {
@@ -88,28 +99,28 @@ extension CommandRouter {
                             item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
                         // The registration's templates go over the cell's limits: that cell fails, as a configured one does.
                         do throws(CellError) {
-                            try work.spend(on: entry.registration) { budget throws(CellError) in
-                                try entry.registration.checkPluginRendering(templateContext, budget: &budget)
+                            try work.spend(on: registration) { budget throws(CellError) in
+                                try registration.checkPluginRendering(templateContext, budget: &budget)
                             }
                         } catch {
                             view.cells.release(id)
                             var failed = CellReply(
-                                id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused,
+                                id: id, position: .item(entry.path, entry.item.id), registration: registration.name, reused: reused,
                                 state: cellState, indentationLevel: placement?.level ?? 0)
                             failed.error = WireError(error)
                             results.append(failed)
                             continue
                         }
-                        pluginRequests.append(PluginCellRequest(index: results.count, registration: entry.registration, context: templateContext, cell: id))
+                        pluginRequests.append(PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
                         results.append(
                             CellReply(
-                                id: id, position: .item(entry.path, entry.item.id), registration: entry.registration.name, reused: reused,
+                                id: id, position: .item(entry.path, entry.item.id), registration: registration.name, reused: reused,
                                 state: cellState, indentationLevel: placement?.level ?? 0))
                         continue
                     }
                     results.append(
                         configureCell(
-                            view: view, key: entry.item.id, registration: entry.registration,
+                            view: view, key: entry.item.id, registration: registration,
                             context: { state in
                                 TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
                             }, position: .item(entry.path, entry.item.id),

@@ -144,10 +144,36 @@ public struct JSONWriter: Sendable {
             endArray()
         case .object(let members):
             beginObject()
-            // Sorted pairs: one pass, no look-up per key.
-            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
-                key(name)
-                self.value(member)
+            if members.count <= 16 {
+                // A small object (a cell's content, a state, an event's parts): its members' positions
+                // sorted in place on the stack, no array per object.
+                withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { order in
+                    var count = 0
+                    var position = members.startIndex
+                    while position != members.endIndex {
+                        // Insertion sort by key: at most 16 members.
+                        let name = members[position].key
+                        var slot = count
+                        while slot > 0 && name < members[order[slot - 1]].key {
+                            order[slot] = order[slot - 1]
+                            slot -= 1
+                        }
+                        order[slot] = position
+                        count += 1
+                        position = members.index(after: position)
+                    }
+                    for slot in 0..<count {
+                        let member = members[order[slot]]
+                        key(member.key)
+                        self.value(member.value)
+                    }
+                }
+            } else {
+                // Sorted pairs: one pass, no look-up per key.
+                for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                    key(name)
+                    self.value(member)
+                }
             }
             endObject()
         }

@@ -79,6 +79,29 @@ struct JSONTests {
         }
     }
 
+    /// Members come out sorted by key, for small objects (sorted on the stack) and large ones alike.
+    @Test func writerSortsMembers() throws {
+        var random = SeededGenerator(seed: 11)
+        for count in [0, 1, 2, 3, 15, 16, 17, 40] {
+            var members: [String: JSONValue] = [:]
+            while members.count < count {
+                let key = String((0..<Int.random(in: 1...6, using: &random)).map { _ in "abcé😀\"".randomElement(using: &random)! })
+                members[key] = .int(Int.random(in: 0...9, using: &random))
+            }
+            var writer = JSONWriter()
+            writer.value(.object(members))
+            var expected = JSONWriter()
+            expected.beginObject()
+            for key in members.keys.sorted() {
+                expected.key(key)
+                expected.value(members[key]!)
+            }
+            expected.endObject()
+            #expect(writer.bytes == expected.bytes, "\(count) members")
+            #expect(try JSONParser.parse(writer.bytes) == .object(members))
+        }
+    }
+
     @Test func writerEnvelopes() {
         var writer = JSONWriter()
         writer.beginObject()
