@@ -7,9 +7,9 @@ extension Snapshot {
     /// (`difference(from:)` pairs items that share a slot and an identifier string without a look-up).
     /// Releasing `base` afterwards frees only the items the new snapshot does not hold.
     ///
-    /// The result equals `try Snapshot(sections)` and throws the same errors. When most items are new
-    /// (more than half of `base`'s count), it is built afresh instead, so that slots left free by
-    /// `base` stay a bounded part of the storage.
+    /// The result equals `try Snapshot(sections)` and throws the same errors. When it would keep less
+    /// than half of `base` (most items new, or far fewer items), it is built afresh instead: reusing
+    /// would cost more than it saves, and would leave more free slots than items in the storage.
     ///
     /// - Complexity: O(n + m) for n items of `sections` and m slots of `base`.
     public init(_ sections: [(section: Section, items: [Item])], reusing base: Snapshot) throws {
@@ -31,6 +31,7 @@ extension Snapshot {
         }
         let old = base.storage
         let itemCount = sections.reduce(0) { $0 + $1.items.count }
+        guard itemCount >= old.itemCount / 2 else { return nil }
         let maximumNew = max(old.itemCount / 2, 1_024)
         snapshot.storage.adoptSlots(of: old)
         snapshot.storage.reserveAdditionalItems(min(itemCount, maximumNew))
@@ -51,6 +52,8 @@ extension Snapshot {
                 snapshot.storage.attach(slot, toSection: key, at: snapshot.storage.sectionRecords[Int(key)].count)
             }
         }
+        // At most about as many free slots as items (base's slots are all kept until freed here).
+        guard snapshot.storage.itemIDs.count <= 2 * snapshot.storage.itemCount + 1_024 else { return nil }
         // base's items that are not here, then the marks.
         for slot in 0..<old.itemIDs.count where old.itemChunk[slot] >= 0 && snapshot.storage.itemMarks[slot] != .visiting {
             snapshot.storage.freeSlot(Int32(slot))

@@ -68,6 +68,21 @@ struct ReusingSnapshotTests {
         #expect(old.invariantViolations() == [] && old.itemIdentifiers == ["a", "b", "c"])
     }
 
+    /// Far fewer items, or a few kept among many: the same snapshot as the reference path.
+    @Test func shrinkingAndGrowing() throws {
+        let old = try Snapshot([(Section("S"), (0..<5_000).map { Item("i\($0)") })])
+        for sections in [
+            [(section: Section("S"), items: [Item("i7"), Item("n1")])],
+            [(section: Section("S"), items: (0..<3_000).map { Item("i\($0)") })],
+            [(section: Section("S"), items: (0..<3_000).map { Item("i\($0)") } + (0..<3_000).map { Item("n\($0)") })],
+        ] {
+            let new = try Snapshot(sections, reusing: old)
+            #expect(new == (try Snapshot(sections)))
+            #expect(new.invariantViolations() == [])
+            #expect(new.difference(from: old) == (try Snapshot(sections)).difference(from: old))
+        }
+    }
+
     /// Mostly new items: built afresh, so the old snapshot's slots do not pile up.
     @Test func mostlyNewItemsBuildAfresh() throws {
         var old = try Snapshot([(Section("S"), (0..<5_000).map { Item("old-\($0)") })])
