@@ -35,6 +35,25 @@ func cpuSeconds(_ pid: pid_t) -> Double {
     return (Double(fields[11])! + Double(fields[12])!) / ticks
 }
 
+/// CPU time of `pid`'s live threads in seconds, to the nanosecond (`/proc/PID/task/*/schedstat`),
+/// where `cpuSeconds` counts clock ticks of 10 ms. Threads that ended are not counted.
+func preciseCPUSeconds(_ pid: pid_t) -> Double {
+    guard pid != 0, let directory = opendir("/proc/\(pid)/task") else { return 0 }
+    defer { closedir(directory) }
+    var total: UInt64 = 0
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard name.first?.isNumber == true, let file = fopen("/proc/\(pid)/task/\(name)/schedstat", "r") else { continue }
+        var line = [CChar](repeating: 0, count: 256)
+        if fgets(&line, 256, file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            total += text.split(separator: " ").first.flatMap { UInt64($0) } ?? 0
+        }
+        fclose(file)
+    }
+    return Double(total) / 1e9
+}
+
 func startListd(socket: String, storage: [String] = ["--ephemeral"]) -> pid_t {
     unlink(socket)
     var pid: pid_t = 0
@@ -227,6 +246,27 @@ func applyLine(dataSource: String, count: Int, bytesPerItem: Int, _ writeItem: (
     return writer.bytes + [0x0A]
 }
 
+/// The hashing floor, as in core-benchmarks: building a `Dictionary<String, Int>` of `ids` with
+/// reserved capacity, in milliseconds.
+func hashingFloor(_ ids: [String]) -> Double {
+    let start = nanoseconds()
+    var index = [String: Int]()
+    index.reserveCapacity(ids.count)
+    for (position, id) in ids.enumerated() { index[id] = position }
+    precondition(index.count == ids.count)
+    return Double(nanoseconds() - start) / 1e6
+}
+
+/// The median of `values` (not empty).
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+/// `apply` of a 100k-item snapshot over the socket, diffed against the previous 100k, against the
+/// hashing floor. This machine's speed drifts during a run, so the floor is measured in every round
+/// right before and right after the timed apply (the better of the two), and the figure is the
+/// median of the per-round ratios, with their range.
 func applyBenchmark(socket: String, listdPID: pid_t = 0) {
     let count = 100_000
     let source = uuids(count, seed: 1)
@@ -238,19 +278,6 @@ func applyBenchmark(socket: String, listdPID: pid_t = 0) {
     let first = applyLine(source, dataSource: "big")
     let second = applyLine(target, dataSource: "big")
 
-    // The hashing floor, as in core-benchmarks: a Dictionary<String, Int> of the target ids.
-    var floors: [Double] = []
-    for _ in 0..<11 {
-        let start = nanoseconds()
-        var index = [String: Int]()
-        index.reserveCapacity(target.count)
-        for (position, id) in target.enumerated() { index[id] = position }
-        precondition(index.count == count)
-        floors.append(Double(nanoseconds() - start) / 1e6)
-    }
-    floors.sort()
-    let floor = floors[floors.count / 2]
-
     // JSON parsing alone (the daemon's parser), for the same line.
     var parses: [Double] = []
     for _ in 0..<5 {
@@ -258,28 +285,43 @@ func applyBenchmark(socket: String, listdPID: pid_t = 0) {
         _ = try! JSONParser.parse(second)
         parses.append(Double(nanoseconds() - start) / 1e6)
     }
-    parses.sort()
 
     let connection = try! LineConnection(path: socket)
     var times: [Double] = []
+    var floors: [Double] = []
+    var ratios: [Double] = []
+    var firstCPU: [Double] = []
+    var diffCPU: [Double] = []
     var replyBytes = 0
-    let cpuBefore = cpuSeconds(listdPID)
-    for round in 0..<6 {
+    for round in 0..<8 {
+        // Back to the source: the first round creates the data source (a full apply), later ones
+        // diff the target back to the source.
+        let firstBefore = preciseCPUSeconds(listdPID)
         try! connection.send(bytes: first)
         _ = try! connection.readLine(timeout: .seconds(60))
+        let firstAfter = preciseCPUSeconds(listdPID)
+        let floorBefore = hashingFloor(target)
         let start = nanoseconds()
         try! connection.send(bytes: second)
         let reply = try! connection.readLine(timeout: .seconds(60))!
-        if round > 0 { times.append(Double(nanoseconds() - start) / 1e6) }
+        let elapsed = Double(nanoseconds() - start) / 1e6
+        let cpuAfter = preciseCPUSeconds(listdPID)
+        let floor = min(floorBefore, hashingFloor(target))
         replyBytes = reply.count
+        if round == 0 { continue }  // warm-up
+        times.append(elapsed)
+        floors.append(floor)
+        ratios.append(elapsed / floor)
+        firstCPU.append((firstAfter - firstBefore) * 1_000)
+        diffCPU.append((cpuAfter - firstAfter) * 1_000)
     }
-    // listd's CPU per apply (12 of them), steadier than the time on this noisy machine.
-    let cpuPerApply = (cpuSeconds(listdPID) - cpuBefore) / 12 * 1_000
-    times.sort()
-    let median = times[times.count / 2]
     print("apply of a 100k-item snapshot (\(second.count / 1_000) kB line, diff against the previous 100k): "
-        + "\(fixed(median, 1)) ms end to end = \(fixed(median / floor, 2))× the hashing floor (\(fixed(floor, 1)) ms); "
-        + "JSON parse alone \(fixed(parses[2], 1)) ms; reply \(replyBytes / 1_000) kB; listd CPU \(fixed(cpuPerApply, 1)) ms per apply")
+        + "\(fixed(median(times), 1)) ms end to end (\(fixed(times.min()!, 1))–\(fixed(times.max()!, 1))); "
+        + "hashing floor \(fixed(median(floors), 1)) ms (\(fixed(floors.min()!, 1))–\(fixed(floors.max()!, 1))); "
+        + "per-round ratio median \(fixed(median(ratios), 2))× (\(fixed(ratios.min()!, 2))–\(fixed(ratios.max()!, 2))×, \(ratios.count) rounds)")
+    print("  JSON parse alone \(fixed(median(parses), 1)) ms; reply \(replyBytes / 1_000) kB"
+        + (listdPID == 0 ? "" : "; listd CPU per apply (median, range): \(fixed(median(diffCPU), 1)) ms (\(fixed(diffCPU.min()!, 1))–\(fixed(diffCPU.max()!, 1))) for the timed diff, "
+            + "\(fixed(median(firstCPU), 1)) ms (\(fixed(firstCPU.min()!, 1))–\(fixed(firstCPU.max()!, 1))) for the apply back to the source"))
 }
 
 // MARK: Reading a snapshot back

@@ -73,12 +73,19 @@ struct SnapshotDiffer {
         }
     }
 
-    /// Pairs items by identifier. One look-up per new item: the only hashing the diff does.
+    /// Pairs items by identifier. One look-up per new item, the only hashing the diff does, except
+    /// for an item in the slot that holds the same identifier string in `old` (a snapshot built with
+    /// `init(_:reusing:)`): identifiers are unique, so that slot is the item's.
     private mutating func matchItems() {
         let oldTable = old.slotByID
+        let oldSlotCount = old.itemIDs.count
         for newPosition in 0..<new.sectionCount {
             new.forEachSlot(inSection: new.sectionKey(at: newPosition)) { newSlot in
-                if let oldSlot = oldTable[new.itemIDs[Int(newSlot)]] {
+                let id = new.itemIDs[Int(newSlot)]
+                if Int(newSlot) < oldSlotCount, old.itemChunk[Int(newSlot)] >= 0, old.itemIDs[Int(newSlot)].hasSameRepresentation(as: id) {
+                    oldSlotOfNewSlot[Int(newSlot)] = newSlot
+                    newSlotOfOldSlot[Int(newSlot)] = newSlot
+                } else if let oldSlot = oldTable[id] {
                     oldSlotOfNewSlot[Int(newSlot)] = oldSlot
                     newSlotOfOldSlot[Int(oldSlot)] = newSlot
                 }

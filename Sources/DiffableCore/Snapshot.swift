@@ -83,6 +83,19 @@ public struct Snapshot: Sendable {
         return result
     }
 
+    /// The first item identifier, section by section in order, for which `predicate` is true, or `nil`.
+    /// O(n), without copying the identifiers into an array.
+    public func firstItemIdentifier(where predicate: (String) -> Bool) -> String? {
+        for key in storage.sectionOrder {
+            var found: String?
+            storage.forEachSlot(inSection: key) { slot in
+                if found == nil, predicate(storage.itemIDs[Int(slot)]) { found = storage.itemIDs[Int(slot)] }
+            }
+            if let found { return found }
+        }
+        return nil
+    }
+
     /// The item identifiers of a section, in order. O(items in the section).
     ///
     /// - Throws: `SnapshotError.Code.sectionNotFound` when the section does not exist.

@@ -222,7 +222,7 @@ struct SnapshotStorage: Sendable {
         freeSlot(slot)
     }
 
-    private mutating func freeSlot(_ slot: Int32) {
+    mutating func freeSlot(_ slot: Int32) {
         undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData.packed(at: Int(slot)), marks: itemMarks[Int(slot)]))
         slotByID[itemIDs[Int(slot)]] = nil
         itemIDs[Int(slot)] = ""

@@ -167,7 +167,12 @@ extension CommandRouter {
                 }
                 let new: Snapshot
                 do {
-                    new = try Snapshot(sections)
+                    // Built on the current snapshot (when there is one): the items kept are hashed once.
+                    if let current = context.state.model.dataSources[name]?.snapshot {
+                        new = try Snapshot(sections, reusing: current)
+                    } else {
+                        new = try Snapshot(sections)
+                    }
                 } catch let error as SnapshotError {
                     throw WireError(error)
                 } catch {

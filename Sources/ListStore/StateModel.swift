@@ -273,7 +273,11 @@ public final class StateModel {
         case .batch(let edits): for edit in edits { try checkIdentifiers(of: edit, limits) }
         case .replaceSnapshot(let snapshot, _):
             try checkIdentifiers(snapshot.sectionIdentifiers, limits, kind: "section")
-            try checkIdentifiers(snapshot.itemIdentifiers, limits, kind: "item")
+            // The first unacceptable item (in order) fails as the whole list would: no copy of 100k ids.
+            let limit = limits.maximumIdentifierBytes
+            if let refused = snapshot.firstItemIdentifier(where: { $0.utf8.count > limit || ControlCharacters.first(in: $0) != nil }) {
+                try checkIdentifiers([refused], limits, kind: "item")
+            }
         case .replaceOutline(let section, let outline):
             try checkIdentifiers([section], limits, kind: "section")
             try checkIdentifiers(outline.items.lazy.map(\.id), limits, kind: "item")

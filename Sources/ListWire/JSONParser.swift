@@ -162,16 +162,21 @@ public struct JSONParser {
     mutating func parseString() throws(JSONParseError) -> String {
         position += 1  // opening quote
         let start = position
-        // Fast path: no escapes.
+        // Fast path: no escapes. Eight bytes at a time while none is a quote, a backslash, a control
+        // character or non-ASCII; then byte by byte (the word with the closing quote, and the rest of a
+        // string with escapes or non-ASCII bytes).
+        position = start + Self.plainASCIIPrefixLength(of: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        var ascii = true
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = try makeString(UnsafeRawBufferPointer(rebasing: bytes[start..<position]), offset: start)
+                let text = try makeString(UnsafeRawBufferPointer(rebasing: bytes[start..<position]), offset: start, knownASCII: ascii)
                 position += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
+            if byte >= 0x80 { ascii = false }
             position += 1
         }
         guard position < bytes.count else { throw error("unterminated string") }
@@ -199,12 +204,33 @@ public struct JSONParser {
         throw error("unterminated string")
     }
 
-    private func makeString(_ buffer: UnsafeRawBufferPointer, offset: Int) throws(JSONParseError) -> String {
+    /// The number of leading bytes of `bytes`, in whole words of eight, that are printable ASCII other
+    /// than a quote or a backslash (a string's content that needs neither decoding nor validation).
+    static func plainASCIIPrefixLength(of bytes: UnsafeRawBufferPointer) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var length = 0
+        while length + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: length, as: UInt64.self)
+            let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+            let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+            // A byte is zero in `quote` (`backslash`) where the word holds a quote (backslash).
+            let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
+            if found & highBits != 0 { break }
+            length += 8
+        }
+        return length
+    }
+
+    private func makeString(_ buffer: UnsafeRawBufferPointer, offset: Int, knownASCII: Bool = false) throws(JSONParseError) -> String {
         // ASCII needs no validation (most identifiers and keys).
-        var ascii = true
-        for byte in buffer where byte >= 0x80 {
-            ascii = false
-            break
+        var ascii = knownASCII
+        if !ascii {
+            ascii = true
+            for byte in buffer where byte >= 0x80 {
+                ascii = false
+                break
+            }
         }
         if ascii { return String(decoding: buffer, as: UTF8.self) }
         guard let text = String(validating: buffer.bindMemory(to: UInt8.self), as: UTF8.self) else {

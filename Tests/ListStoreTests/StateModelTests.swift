@@ -27,6 +27,28 @@ struct StateModelTests {
         }
     }
 
+    /// A replaced snapshot's identifiers are checked item by item in order: the first refused one is the
+    /// one the error names, whichever rule it breaks.
+    @Test func theFirstRefusedItemOfAReplacedSnapshotIsNamed() throws {
+        let model = try model()
+        let long = String(repeating: "x", count: 65)
+        let snapshot = try Snapshot([(Section("S"), ["ok"]), (Section("T"), ["fine", Item(long), "bell\u{7}"])])
+        do throws(WireError) {
+            _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceSnapshot(snapshot, reloadData: false)), limits: limits)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .limitExceeded && error.message.contains("longer than 64 bytes"))
+        }
+        let control = try Snapshot([(Section("S"), ["ok", "bell\u{7}"]), (Section("T"), [Item(long)])])
+        do throws(WireError) {
+            _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceSnapshot(control, reloadData: false)), limits: limits)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .invalidArgument && error.message.contains("U+0007"))
+        }
+        #expect(model.dataSources["d"]?.snapshot.itemIdentifiers == ["a", "b", "c"])
+    }
+
     @Test func everyAcceptedChangeBumpsTheVersionOnce() throws {
         let model = try model()
         let d = try #require(model.dataSources["d"])

@@ -40,6 +40,35 @@ struct JSONTests {
         }
     }
 
+    /// Strings are scanned eight bytes at a time: a quote, a backslash, a control character or a
+    /// non-ASCII byte at every position of the first words must be found where it is.
+    @Test func stringsWithASpecialByteAnywhere() throws {
+        for length in 0..<20 {
+            for position in 0..<max(length, 1) {
+                var plain = Array(repeating: UInt8(ascii: "a"), count: length)
+                func parsed(_ inner: [UInt8]) throws -> JSONValue { try JSONParser.parse([0x22] + inner + [0x22]) }
+                #expect(try parsed(plain) == .string(String(repeating: "a", count: length)))
+                guard position < length else { continue }
+                plain[position] = UInt8(ascii: "\\")
+                var escaped = plain
+                escaped.insert(UInt8(ascii: "n"), at: position + 1)
+                var expected = Array(repeating: UInt8(ascii: "a"), count: length)
+                expected[position] = 0x0A
+                #expect(try parsed(escaped) == .string(String(decoding: expected, as: UTF8.self)))
+                plain[position] = 0x1F
+                #expect(throws: JSONParseError.self) { try parsed(plain) }
+                plain[position] = 0xFF
+                #expect { try parsed(plain) } throws: { ($0 as? JSONParseError)?.reason.contains("UTF-8") == true }
+                var accented = Array(repeating: UInt8(ascii: "a"), count: length)
+                accented.replaceSubrange(position..<position + 1, with: Array("é".utf8))
+                #expect(try parsed(accented) == .string(String(decoding: accented, as: UTF8.self)))
+                var quoted = Array(repeating: UInt8(ascii: "a"), count: length)
+                quoted[position] = 0x22
+                #expect(throws: JSONParseError.self) { try parsed(quoted) }
+            }
+        }
+    }
+
     @Test func rejectsInvalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0x5C, 0x6E, 0xFE, 0x22]] {
             #expect { try JSONParser.parse(bytes) } throws: { ($0 as? JSONParseError)?.reason.contains("UTF-8") == true }
