@@ -125,7 +125,10 @@ let package = Package(
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "server-benchmarks",
-            dependencies: ["DiffableCore", "ListWire", "ListClient", "ListServer"],
+            dependencies: [
+                "DiffableCore", "ListWire", "ListClient", "ListServer", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Benchmarks/ServerBenchmarks"
         ),
     ],

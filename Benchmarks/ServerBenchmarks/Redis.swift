@@ -37,46 +37,65 @@ func rpushLine(key: String, value: String) -> [UInt8] {
     return Array(text.utf8)
 }
 
-/// Each load against listd, then at once against Redis, three times; prints each pair and the ratios.
+/// Each load against listd, then at once against the SwiftNIO floor (`NIOFloor.swift`: listd's I/O
+/// stack doing no work per request) and against Redis, three times; prints each triple and the ratios.
 func redisComparison(listdSocket: String, listdPID: pid_t = 0) {
     let redisSocket = "/tmp/redis-bench-\(getpid()).sock"
     guard let redis = startRedis(socket: redisSocket) else {
         print("redis: redis-server is not installed (apt-get install redis-server); skipped")
         return
     }
+    let floorSocket = "/tmp/nio-floor-\(getpid()).sock"
+    let floor = startNIOFloor(socket: floorSocket)
     defer {
-        kill(redis, SIGTERM)
-        var status: Int32 = 0
-        waitpid(redis, &status, 0)
+        for child in [redis, floor] {
+            kill(child, SIGTERM)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        unlink(floorSocket)
+    }
+    /// A load's result and the server's CPU per request (µs).
+    func measure(_ socket: String, _ pid: pid_t, _ connections: Int, _ pipeline: Int, _ perConnection: Int, line: (Int, Int) -> [UInt8])
+        -> (LoadResult, Double)
+    {
+        let before = cpuSeconds(pid)
+        let result = driveLoad(socket: socket, connections: connections, pipeline: pipeline, perConnection: perConnection, line: line)
+        return (result, (cpuSeconds(pid) - before) / Double(connections * perConnection) * 1e6)
+    }
+    func describe(_ name: String, _ run: (LoadResult, Double)) -> String {
+        "\(name) \(Int(run.0.requestsPerSecond)) req/s (p50 \(fixed(run.0.p50, 1)) µs, p99 \(fixed(run.0.p99, 1)) µs, CPU \(fixed(run.1, 2)) µs/req)"
     }
     let loads = [(1, 1, 50_000), (50, 1, 4_000), (1, 16, 150_000), (50, 16, 8_000)]
     for (connections, pipeline, perConnection) in loads {
         var ratios: [Double] = []
+        var floorRatios: [Double] = []
         var lines: [String] = []
         for round in 0..<3 {
             let tag = "r\(connections)x\(pipeline)-\(round)"
             let setup = try! LineConnection(path: listdSocket)
             _ = try! setup.request(["cmd": "apply", "dataSource": .string(tag), "snapshot": ["sections": [["id": "S", "items": []]]]])
-            let listdCPUBefore = cpuSeconds(listdPID)
-            let listd = driveLoad(socket: listdSocket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
+            let listd = measure(listdSocket, listdPID, connections, pipeline, perConnection) { index, number in
                 appendLine(dataSource: tag, item: "c\(index)-\(number)")
             }
-            let listdCPU = (cpuSeconds(listdPID) - listdCPUBefore) / Double(connections * perConnection) * 1e6
             _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
-            let redisCPUBefore = cpuSeconds(redis)
-            let redisResult = driveLoad(socket: redisSocket, connections: connections, pipeline: pipeline, perConnection: perConnection) { index, number in
+            let nio = measure(floorSocket, floor, connections, pipeline, perConnection) { index, number in
+                appendLine(dataSource: tag, item: "c\(index)-\(number)")
+            }
+            let redisRun = measure(redisSocket, redis, connections, pipeline, perConnection) { index, number in
                 rpushLine(key: tag, value: "c\(index)-\(number)")
             }
-            let redisCPU = (cpuSeconds(redis) - redisCPUBefore) / Double(connections * perConnection) * 1e6
-            ratios.append(listd.requestsPerSecond / redisResult.requestsPerSecond)
+            ratios.append(listd.0.requestsPerSecond / redisRun.0.requestsPerSecond)
+            floorRatios.append(nio.0.requestsPerSecond / redisRun.0.requestsPerSecond)
             lines.append(
-                "  listd \(Int(listd.requestsPerSecond)) req/s (p50 \(fixed(listd.p50, 1)) µs, p99 \(fixed(listd.p99, 1)) µs)"
-                    + " | Redis \(Int(redisResult.requestsPerSecond)) req/s (p50 \(fixed(redisResult.p50, 1)) µs, p99 \(fixed(redisResult.p99, 1)) µs)"
-                    + " | \(fixed(listd.requestsPerSecond / redisResult.requestsPerSecond, 2))×, p99 \(fixed(listd.p99 / redisResult.p99, 2))×"
-                    + " | CPU per request: listd \(fixed(listdCPU, 2)) µs, Redis \(fixed(redisCPU, 2)) µs")
+                "  " + describe("listd", listd) + " | " + describe("SwiftNIO floor", nio) + " | " + describe("Redis", redisRun)
+                    + " | listd \(fixed(listd.0.requestsPerSecond / redisRun.0.requestsPerSecond, 2))× Redis (p99 \(fixed(listd.0.p99 / redisRun.0.p99, 2))×),"
+                    + " floor \(fixed(nio.0.requestsPerSecond / redisRun.0.requestsPerSecond, 2))× Redis")
         }
         ratios.sort()
-        print("appendItems vs RPUSH, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: median \(fixed(ratios[1], 2))× Redis")
+        floorRatios.sort()
+        print("appendItems vs RPUSH, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: median \(fixed(ratios[1], 2))× Redis "
+            + "(the SwiftNIO floor: \(fixed(floorRatios[1], 2))× Redis)")
         for line in lines { print(line) }
     }
 }

@@ -589,6 +589,8 @@ func scrollBenchmark(socket: String, listdPID: pid_t) {
 
 signal(SIGPIPE, SIG_IGN)
 // LISTD_BENCH_SOCKET: drive a listd started elsewhere (e.g. under valgrind --tool=callgrind) instead.
+// The SwiftNIO floor server, started by `redisComparison` as a child process.
+if CommandLine.arguments.dropFirst().first == "nio-floor-server" { runNIOFloorServer(socket: CommandLine.arguments[2]) }
 let externalSocket = getenv("LISTD_BENCH_SOCKET").map { String(cString: $0) }
 let socketPath = externalSocket ?? "/tmp/listd-bench-\(getpid()).sock"
 // Room for the 10,000-view fan-out (the default maxConnections is 4,096).
