@@ -54,6 +54,10 @@ let package = Package(
         // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.
         .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore"]),
         .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        // libpq from the system (libpq-dev), for the PostgreSQL store.
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The PostgreSQL store: listd's state in a PostgreSQL database, behind the Store protocol.
+        .target(name: "ListStorePostgres", dependencies: ["ListStore", "ListStoreSQLite", "CPostgres", "CellCore", "DiffableCore"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Who may do what: peer identities, access rules, the policy. Pure (uids and gids, no lookups).
         .target(name: "ListAccess"),
@@ -64,7 +68,7 @@ let package = Package(
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListAccess",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -120,6 +120,10 @@ struct CommandRouter: Sendable {
         "setCellProvider", "register", "unregister",
     ])
 
+    /// The commands that still answer while the store is unavailable after a failed write (they read
+    /// nothing the failed write touched).
+    static let servedWhileStoreUnavailable: Set<String> = ["ping", "hello", "describe", "stats"]
+
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
         connection.currentCommand = ""
@@ -154,7 +158,10 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
-        if let pipeline = state.pipeline, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
+        if let reason = state.pipeline?.unavailableReason, !Self.servedWhileStoreUnavailable.contains(command.name) {
+            return fail(id: request.id, WireError(.storageFailed, reason), connection: connection)
+        }
+        if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
             // A group of changes is being made durable: run this request once it is.
             let deferred = Deferred<CommandOutcome>()
             let copy = [UInt8](line)

@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStorePostgres
 import ListWire
 
 #if canImport(Glibc)
@@ -128,10 +129,10 @@ extension CommandRouter {
             Command(
                 name: "stats",
                 summary:
-                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory, the store's (groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed).",
+                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it is available, or a failed write waits for it to answer again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
+                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -244,6 +245,8 @@ extension CommandRouter {
                         if let pipeline = state.pipeline {
                             writer.key("storage")
                             writer.value([
+                                "store": .string(pipeline.store is PostgresStore ? "postgresql" : "sqlite"),
+                                "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
                                 "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
                                 "recordsWritten": .int(pipeline.recordsWritten),
                                 "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),

@@ -38,6 +38,12 @@ final class CommitPipeline {
     private var parked: [() -> Void] = []
     /// Set when a failed write could not be undone: writes fail until listd restarts.
     private(set) var brokenReason: String?
+    /// Set while the state cannot be restored after a failed write because the store cannot be read
+    /// (a database that went away): requests fail with `storage-failed` and this reason instead of
+    /// seeing changes that were not stored, and listd tries again with backoff until the store answers.
+    private(set) var unavailableReason: String?
+    /// Times the store was read again after being unavailable (for `stats`).
+    private(set) var restoreRetries = 0
     private var wroteSinceSync = false
     /// Per data source: the operation bytes logged since its last checkpoint (what a start-up would
     /// replay), and that checkpoint's size.
@@ -163,23 +169,43 @@ final class CommitPipeline {
         let registrations = pending.contains { $0.registrations }
         for name in touched { logBytes[name] = nil }  // unknown until a checkpoint; scheduled again below
         logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
+        reload(touched, registrations: registrations, after: error, delay: .milliseconds(100))
+    }
+
+    /// Reads what the failed group and the later mutations touched back from the store and restores
+    /// it. When the store cannot be read (it is unreachable), the failed mutations are answered at once
+    /// and listd tries again after `delay` (doubling up to 5 s); meanwhile `unavailableReason` makes
+    /// requests fail instead of reading the unrestored state.
+    private func reload(_ touched: Set<String>, registrations: Bool, after error: WireError, delay: TimeAmount) {
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
         writer.perform { () throws -> StoredState in
             try store.load(dataSources: touched, registrations: registrations)
         }.whenComplete { result in
             let pipeline = bound.value
+            let undone = pipeline.undoing
+            pipeline.undoing = []
             switch result {
             case .success(let stored):
                 pipeline.restore(stored, touched, registrations)
                 pipeline.loaded(stored)
+                if pipeline.unavailableReason != nil {
+                    pipeline.logger.notice("the store answers again; the state is restored", metadata: ["retries": "\(pipeline.restoreRetries)"])
+                }
+                pipeline.unavailableReason = nil
             case .failure(let reloadError):
-                pipeline.brokenReason = "A write failed (\(error.message)) and reloading the state failed too (\(reloadError)); restart listd."
-                pipeline.logger.critical("cannot undo a failed write", metadata: ["error": "\(reloadError)"])
+                pipeline.unavailableReason =
+                    "A write failed (\(error.message)) and the stored state cannot be read back (\(reloadError)); listd retries until the store answers."
+                pipeline.logger.error(
+                    "cannot read the store to undo a failed write; retrying", metadata: ["error": "\(reloadError)", "retryMilliseconds": "\(delay.nanoseconds / 1_000_000)"])
+                for entry in undone { entry.done.resolve(error) }
+                pipeline.loop.scheduleTask(in: delay) {
+                    pipeline.restoreRetries += 1
+                    pipeline.reload(touched, registrations: registrations, after: error, delay: min(delay * 2, .seconds(5)))
+                }
+                return
             }
             pipeline.restoring = false
-            let undone = pipeline.undoing
-            pipeline.undoing = []
             for entry in undone { entry.done.resolve(error) }
             pipeline.writer.resume()
             pipeline.runParked()

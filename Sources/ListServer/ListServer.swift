@@ -57,7 +57,7 @@ public final class ListServer: Sendable {
                     bound.value.restore(stored, dataSources: touched, registrations: registrations)
                 }
                 pipeline.loaded(loaded)
-                if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }
+                if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }  // PostgreSQL flushes by itself
                 state.pipeline = pipeline
             }
             if configuration.demo {

@@ -71,6 +71,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         case ephemeral
         /// A SQLite database in a state directory, with the given sync mode.
         case directory(String, sync: SQLiteStore.SyncMode)
+        /// A PostgreSQL database (libpq's connection URI), with the given sync mode (`periodic` commits
+        /// with `synchronous_commit` off).
+        case postgres(String, sync: SQLiteStore.SyncMode)
     }
 
     public var storage: Storage = .ephemeral

@@ -21,6 +21,8 @@ struct FileSettings {
     var logLevel: String?
     var plugins: [SupervisedPluginSpec] = []
     var pluginDirectory: String?
+    /// The PostgreSQL store's connection URI (read at start; `--postgres` and `--state-directory` win).
+    var postgres: String?
     /// Access rules, in order (the first that matches a user and a data source decides).
     var accessRules: [AccessRule] = []
     var defaultAccess: AccessLevel?
@@ -35,7 +37,7 @@ struct FileSettings {
         "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser",
     ]
     /// The settings that are not positive integers.
-    static let otherKeys = ["logLevel", "pluginDirectory", "plugins", "access", "defaultAccess", "trustedPluginUsers", "trustedPluginGroups"]
+    static let otherKeys = ["logLevel", "pluginDirectory", "plugins", "postgres", "access", "defaultAccess", "trustedPluginUsers", "trustedPluginGroups"]
 
     static func load(_ path: String?) throws -> FileSettings {
         guard let path else { return FileSettings() }
@@ -66,6 +68,9 @@ struct FileSettings {
                 guard case .string(let directory) = value else { throw SettingsError("\(path): \"pluginDirectory\" must be a string") }
                 try validateDirectory(directory, setting: "\(path): \"pluginDirectory\"")
                 settings.pluginDirectory = directory
+            case "postgres":
+                guard case .string(let uri) = value, !uri.isEmpty else { throw SettingsError("\(path): \"postgres\" must be a connection URI (a string)") }
+                settings.postgres = uri
             case "plugins":
                 guard case .array(let entries) = value else { throw SettingsError("\(path): \"plugins\" must be an array") }
                 for entry in entries { settings.plugins.append(try plugin(entry, path: path)) }

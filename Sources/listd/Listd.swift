@@ -43,6 +43,11 @@ struct Listd: AsyncParsableCommand {
     var ephemeral = false
 
     @Option(help: ArgumentHelp(
+        "Keep the state in a PostgreSQL database instead of the state directory: libpq's URI, e.g. postgresql://listd@db.example/listd or postgresql://listd@/listd?host=/run/postgresql.",
+        valueName: "uri"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp(
         "always: reply to a change once it is fsync'd; periodic: once written, fsync about every second (a power cut may lose the last second).",
         valueName: "mode"))
     var sync: String = "always"
@@ -111,7 +116,7 @@ struct Listd: AsyncParsableCommand {
             listener = .path(try socket ?? Self.defaultSocketPath())
         }
         configuration.listener = listener
-        configuration.storage = try storage()
+        configuration.storage = try storage(settings: settings)
 
         let server: ListServer
         do {
@@ -151,12 +156,18 @@ struct Listd: AsyncParsableCommand {
         }
     }
 
-    /// `--ephemeral`, or the state directory with the sync mode.
-    func storage() throws -> ServerConfiguration.Storage {
+    /// `--ephemeral`, PostgreSQL (`--postgres`, else the file's `postgres`), or the state directory, with
+    /// the sync mode.
+    func storage(settings: FileSettings) throws -> ServerConfiguration.Storage {
         guard let mode = SQLiteStore.SyncMode(rawValue: sync) else { throw ValidationError("--sync is always or periodic, not \"\(sync)\".") }
         if ephemeral {
             if stateDirectory != nil { throw ValidationError("--ephemeral and --state-directory exclude each other.") }
+            if postgres != nil { throw ValidationError("--ephemeral and --postgres exclude each other.") }
             return .ephemeral
+        }
+        if let uri = postgres ?? (stateDirectory == nil ? settings.postgres : nil) {
+            if stateDirectory != nil { throw ValidationError("--postgres and --state-directory exclude each other.") }
+            return .postgres(uri, sync: mode)
         }
         guard let directory = stateDirectory ?? StateDirectory.defaultPath(environment: SocketPath.environment) else {
             throw ValidationError("No state directory: pass --state-directory (or --ephemeral), or set STATE_DIRECTORY, XDG_STATE_HOME or HOME.")

@@ -2,12 +2,16 @@
 #include "CTestCredentials.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <grp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* The child's report: the errno of the failed step, or 0 with the descriptor attached. */
 static void send_result(int channel, int error, int descriptor) {
@@ -90,4 +94,25 @@ int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *g
     }
     memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
     return descriptor;
+}
+
+int listd_test_run_closing_descriptors(const char *const argv[], const char *output) {
+    posix_spawn_file_actions_t actions;
+    if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    pid_t pid;
+    int spawned = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+        errno = spawned;
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) == -1) {
+        if (errno != EINTR) return -1;
+    }
+    return status;
 }

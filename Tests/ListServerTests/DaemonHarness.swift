@@ -119,7 +119,7 @@ final class Daemon {
         socketPath = self.directory + "/listd.sock"
         notify = try NotifySocket(directory: self.directory)
         // Tests never touch the user's state directory: ephemeral unless a test names its own directory.
-        let storage = arguments.contains("--state-directory") ? [] : ["--ephemeral"]
+        let storage = arguments.contains("--state-directory") || arguments.contains("--postgres") ? [] : ["--ephemeral"]
         var arguments = ["--socket", socketPath] + storage + arguments
         if let configuration {
             let path = self.directory + "/listd.json"

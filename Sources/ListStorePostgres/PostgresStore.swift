@@ -1,0 +1,363 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListStoreSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The PostgreSQL store: listd's state in tables of a PostgreSQL database, for a server's state that
+/// lives beside other data (backed up, replicated and monitored with PostgreSQL's own tools).
+///
+/// Tables (schema version 1, created and migrated by listd):
+/// - `listd_schema(version)`: one row, the schema version;
+/// - `listd_data_sources(id, name, incarnation, version, checkpoint_version, checkpoint, checkpoint_parts)`:
+///   each data source's newest stored version and its last checkpoint (`StateCoding` JSON), in
+///   `checkpoint` when `checkpoint_parts` is 0, else in that many rows of `listd_checkpoint_parts`;
+/// - `listd_change_log(source, version, operation, changes)`: one row per committed version: the
+///   operation (dropped once a checkpoint covers a large one) and the event line views were sent (null
+///   when not kept), so that versions are contiguous per data source and can be read from any version;
+/// - `listd_checkpoint_parts(source, version, position, bytes)`;
+/// - `listd_registrations(position, name, registration)`.
+///
+/// A write is one transaction, acknowledged once PostgreSQL committed it (`synchronous_commit` on, or
+/// off for the `periodic` sync mode). One listd uses a database at a time: it holds a session-level
+/// advisory lock, and a second one is refused.
+public final class PostgresStore: Store, @unchecked Sendable {
+    /// The schema this code writes.
+    public static let schemaVersion = 1
+    /// The advisory lock key ("LSTD") one listd holds on the database.
+    static let lockKey = 0x4C53_5444
+
+    /// The server, without its password (for messages and `stats`).
+    public var displayName: String { connection.displayName }
+    let uri: String
+    /// Versions of log records kept for resuming views when a checkpoint trims the log.
+    let retainVersions: Int
+    let synchronousCommit: Bool
+    var connection: PostgresConnection
+    var sourceIDs: [String: Int] = [:]
+
+    /// Connects, takes the database's listd lock, and creates or migrates the schema.
+    ///
+    /// - Parameters:
+    ///   - uri: libpq's connection URI or `key=value` string.
+    ///   - synchronousCommit: `false` lets a commit return before its WAL is flushed (the `periodic`
+    ///     sync mode: a crash of the database server may lose the last fraction of a second).
+    /// - Throws: `StorageError`: `io` when PostgreSQL cannot be reached or refuses, `locked` when
+    ///   another listd uses the database, `newerSchema` when a newer listd made the schema.
+    public init(uri: String, synchronousCommit: Bool = true, retainVersions: Int = 10_000) throws(StorageError) {
+        self.uri = uri
+        self.synchronousCommit = synchronousCommit
+        self.retainVersions = retainVersions
+        connection = try PostgresConnection(uri: uri)
+        try prepareSession()
+        try migrate()
+        try reloadSourceIDs()
+    }
+
+    /// The session's settings and the database's listd lock (again after a reconnection).
+    private func prepareSession() throws(StorageError) {
+        try connection.execute("SET synchronous_commit = \(synchronousCommit ? "on" : "off"); SET client_min_messages = warning")
+        let locked = try connection.query("SELECT pg_try_advisory_lock($1)", [.integer(Self.lockKey)])
+        guard locked.rowCount == 1, locked.int(0, 0) == 1 else {
+            connection.close()
+            throw StorageError(.locked, "Another listd uses the PostgreSQL database at \(connection.displayName).")
+        }
+    }
+
+    /// Reconnects when the connection broke (the server restarted, the network dropped).
+    private func ensureConnected() throws(StorageError) {
+        guard !connection.isConnected else { return }
+        connection = try PostgresConnection(uri: uri)
+        try prepareSession()
+        try reloadSourceIDs()
+    }
+
+    /// Brings the schema from the stored version to `schemaVersion` in one transaction (serialized
+    /// between listd instances by a transaction-level advisory lock).
+    private func migrate() throws(StorageError) {
+        try transaction { () throws(StorageError) in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.lockKey + 1)])
+            try connection.execute("CREATE TABLE IF NOT EXISTS listd_schema(version integer NOT NULL)")
+            let stored = try connection.query("SELECT version FROM listd_schema")
+            let version = stored.rowCount == 0 ? 0 : stored.int(0, 0)
+            if version > Self.schemaVersion {
+                throw StorageError(
+                    .newerSchema,
+                    "The PostgreSQL database at \(connection.displayName) has listd schema version \(version), newer than this listd's \(Self.schemaVersion): run a newer listd.")
+            }
+            guard version < Self.schemaVersion else { return }
+            if version < 1 {
+                try connection.execute(
+                    """
+                    CREATE TABLE listd_data_sources(
+                        id bigserial PRIMARY KEY,
+                        name text NOT NULL UNIQUE,
+                        incarnation text NOT NULL,
+                        version bigint NOT NULL,
+                        checkpoint_version bigint NOT NULL,
+                        checkpoint bytea NOT NULL,
+                        checkpoint_parts integer NOT NULL DEFAULT 0);
+                    CREATE TABLE listd_change_log(
+                        source bigint NOT NULL,
+                        version bigint NOT NULL,
+                        operation bytea,
+                        changes bytea,
+                        PRIMARY KEY (source, version));
+                    CREATE TABLE listd_checkpoint_parts(
+                        source bigint NOT NULL,
+                        version bigint NOT NULL,
+                        position integer NOT NULL,
+                        bytes bytea NOT NULL,
+                        PRIMARY KEY (source, version, position));
+                    CREATE TABLE listd_registrations(
+                        position bigserial PRIMARY KEY,
+                        name text NOT NULL UNIQUE,
+                        registration bytea NOT NULL);
+                    """)
+            }
+            try connection.execute("DELETE FROM listd_schema")
+            try connection.query("INSERT INTO listd_schema(version) VALUES ($1)", [.integer(Self.schemaVersion)])
+        }
+    }
+
+    private func reloadSourceIDs() throws(StorageError) {
+        let rows = try connection.query("SELECT id, name FROM listd_data_sources")
+        sourceIDs = [:]
+        for row in 0..<rows.rowCount { sourceIDs[rows.text(row, 1)] = rows.int(row, 0) }
+    }
+
+    // MARK: Store
+
+    public func load() throws(StorageError) -> StoredState {
+        try load(dataSources: nil, registrations: true)
+    }
+
+    public func load(dataSources names: Set<String>, registrations: Bool) throws(StorageError) -> StoredState {
+        try load(dataSources: Optional(names), registrations: registrations)
+    }
+
+    private func load(dataSources names: Set<String>?, registrations: Bool) throws(StorageError) -> StoredState {
+        try ensureConnected()
+        var state = StoredState()
+        // One snapshot of the database for everything read.
+        try transaction(readOnly: true) { () throws(StorageError) in
+            if registrations {
+                let rows = try connection.query("SELECT registration FROM listd_registrations ORDER BY position")
+                for row in 0..<rows.rowCount {
+                    state.registrations.append(try StateCoding.decodeRegistration(rows.bytes(row, 0) ?? []))
+                }
+            }
+            let sources = try connection.query(
+                "SELECT id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts FROM listd_data_sources ORDER BY id")
+            for row in 0..<sources.rowCount {
+                let name = sources.text(row, 1)
+                if let names, !names.contains(name) { continue }
+                let id = sources.int(row, 0)
+                let checkpointVersion = sources.int(row, 3)
+                let parts = sources.int(row, 5)
+                let checkpointBytes =
+                    parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts)
+                var content: DataSourceContent
+                do {
+                    content = try StateCoding.decodeContent(checkpointBytes)
+                } catch {
+                    throw StorageError(.corrupt, "\(displayName): the checkpoint of data source \"\(name)\" does not read back: \(error)")
+                }
+                content.version = checkpointVersion
+                var stored = StoredDataSource(
+                    name: name, incarnation: sources.text(row, 2), checkpoint: content, checkpointBytes: checkpointBytes.count)
+                // Operations a checkpoint covers are not read (only their event lines, for resuming).
+                let log = try connection.query(
+                    """
+                    SELECT version, CASE WHEN version > $2 THEN operation END, changes
+                    FROM listd_change_log WHERE source = $1 ORDER BY version
+                    """, [.integer(id), .integer(checkpointVersion)])
+                var expected = checkpointVersion + 1
+                for entry in 0..<log.rowCount {
+                    let version = log.int(entry, 0)
+                    stored.retainedChanges.append((version, log.bytes(entry, 2)))
+                    guard version > checkpointVersion else { continue }
+                    guard version == expected, let operation = log.bytes(entry, 1) else {
+                        throw StorageError(.corrupt, "\(displayName): the log of data source \"\(name)\" misses version \(expected).")
+                    }
+                    expected += 1
+                    stored.tail.append((version, try StateCoding.decodeOperation(operation), operation.count))
+                }
+                state.dataSources.append(stored)
+            }
+        }
+        return state
+    }
+
+    public func write(_ records: [StoreRecord]) throws(StorageError) {
+        try ensureConnected()
+        do throws(StorageError) {
+            try transaction { () throws(StorageError) in
+                var changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)] = []
+                for record in records {
+                    if case .change(let name, let version, let operation, let changed) = record {
+                        changes.append((name, version, operation, changed))
+                        continue
+                    }
+                    // In order: the changes before a create, drop or checkpoint go in first.
+                    try insert(changes)
+                    changes = []
+                    try write(record)
+                }
+                try insert(changes)
+            }
+        } catch {
+            if connection.isConnected { try? reloadSourceIDs() }
+            throw error
+        }
+    }
+
+    /// Change rows per statement (4 parameters each, within PostgreSQL's 65,535).
+    static let rowsPerInsert = 1_000
+
+    /// Inserts change rows (as few statements as possible) and moves each data source's `version` on.
+    private func insert(_ changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)]) throws(StorageError) {
+        guard !changes.isEmpty else { return }
+        var newest: [Int: Int] = [:]
+        var start = 0
+        while start < changes.count {
+            let end = min(changes.count, start + Self.rowsPerInsert)
+            var sql = "INSERT INTO listd_change_log(source, version, operation, changes) VALUES "
+            var parameters: [PostgresValue] = []
+            parameters.reserveCapacity((end - start) * 4)
+            for (offset, change) in changes[start..<end].enumerated() {
+                guard let id = sourceIDs[change.name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(change.name)\".") }
+                let first = offset * 4
+                sql += (offset == 0 ? "" : ",") + "($\(first + 1),$\(first + 2),$\(first + 3),$\(first + 4))"
+                parameters += [.integer(id), .integer(change.version), .bytes(change.operation), change.changes.map { .bytes($0) } ?? .null]
+                newest[id] = max(newest[id] ?? 0, change.version)
+            }
+            try connection.query(sql, parameters)
+            start = end
+        }
+        for (id, version) in newest {
+            try connection.query("UPDATE listd_data_sources SET version = GREATEST(version, $2) WHERE id = $1", [.integer(id), .integer(version)])
+        }
+    }
+
+    private func write(_ record: StoreRecord) throws(StorageError) {
+        switch record {
+        case .createDataSource(let name, let incarnation, let version, let content):
+            let row = try connection.query(
+                "INSERT INTO listd_data_sources(name, incarnation, version, checkpoint_version, checkpoint) VALUES ($1, $2, $3, $3, $4) RETURNING id",
+                [.text(name), .text(incarnation), .integer(version), .bytes(content)])
+            sourceIDs[name] = row.int(0, 0)
+        case .dropDataSource(let name):
+            guard let id = sourceIDs.removeValue(forKey: name) else { return }
+            try connection.query("DELETE FROM listd_change_log WHERE source = $1", [.integer(id)])
+            try connection.query("DELETE FROM listd_checkpoint_parts WHERE source = $1", [.integer(id)])
+            try connection.query("DELETE FROM listd_data_sources WHERE id = $1", [.integer(id)])
+        case .change:
+            break  // inserted in batches
+        case .checkpoint(let name, let version, let content):
+            guard let id = sourceIDs[name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(name)\".") }
+            try connection.query("DELETE FROM listd_checkpoint_parts WHERE source = $1", [.integer(id)])
+            // Stored as parts when large, as a checkpoint written in steps is.
+            let parts = content.count > CheckpointWrite.partBytes ? Array(stride(from: 0, to: content.count, by: CheckpointWrite.partBytes)) : []
+            for (position, start) in parts.enumerated() {
+                try connection.query(
+                    "INSERT INTO listd_checkpoint_parts(source, version, position, bytes) VALUES ($1, $2, $3, $4)",
+                    [.integer(id), .integer(version), .integer(position), .bytes(Array(content[start..<min(content.count, start + CheckpointWrite.partBytes)]))])
+            }
+            try connection.query(
+                "UPDATE listd_data_sources SET checkpoint = $2, checkpoint_version = $3, checkpoint_parts = $4, version = GREATEST(version, $3) WHERE id = $1",
+                [.integer(id), .bytes(parts.isEmpty ? content : []), .integer(version), .integer(parts.count)])
+            try connection.query(
+                "DELETE FROM listd_change_log WHERE source = $1 AND version <= $2", [.integer(id), .integer(version - retainVersions)])
+        case .register(let name, let registration):
+            try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])
+            try connection.query("INSERT INTO listd_registrations(name, registration) VALUES ($1, $2)", [.text(name), .bytes(registration)])
+        case .unregister(let name):
+            try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])
+        }
+    }
+
+    /// A commit already waited for what `synchronous_commit` promises; in the `periodic` mode
+    /// PostgreSQL's WAL writer flushes within a fraction of a second by itself.
+    public func sync() throws(StorageError) {}
+
+    /// A consistent copy of everything stored, as a SQLite database file (the embedded store's format):
+    /// a listd started with `--state-directory` on a directory holding it as `listd.sqlite3` serves the
+    /// same state. PostgreSQL's own `pg_dump` backs up the tables themselves.
+    public func backup() throws(StorageError) -> [UInt8] {
+        try ensureConnected()
+        var template = Array("/tmp/listd-backup-XXXXXX".utf8CString)
+        guard let directory = mkdtemp(&template) else { throw StorageError(.io, "Cannot make a temporary directory for the backup.") }
+        let path = String(cString: directory) + "/listd.sqlite3"
+        defer {
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            rmdir(String(cString: directory))
+        }
+        let copy = try SQLiteStore(path: path, sync: .periodic, retainVersions: retainVersions)
+        defer { copy.close() }
+        var records: [StoreRecord] = []
+        try transaction(readOnly: true) { () throws(StorageError) in
+            let registrations = try connection.query("SELECT name, registration FROM listd_registrations ORDER BY position")
+            for row in 0..<registrations.rowCount {
+                records.append(.register(name: registrations.text(row, 0), registration: registrations.bytes(row, 1) ?? []))
+            }
+            let sources = try connection.query(
+                "SELECT id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts FROM listd_data_sources ORDER BY id")
+            for row in 0..<sources.rowCount {
+                let (id, name, version, parts) = (sources.int(row, 0), sources.text(row, 1), sources.int(row, 3), sources.int(row, 5))
+                let content = parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: version, count: parts)
+                let log = try connection.query(
+                    "SELECT version, operation, changes FROM listd_change_log WHERE source = $1 ORDER BY version", [.integer(id)])
+                // The embedded store's log starts after its first checkpoint: versions it covers are
+                // kept for their event lines, with no operation to replay.
+                let covered = (0..<log.rowCount).filter { log.int($0, 0) <= version }
+                let first = covered.first.map { log.int($0, 0) } ?? version
+                records.append(.createDataSource(name: name, incarnation: sources.text(row, 2), version: min(first - 1, version), content: content))
+                for entry in 0..<log.rowCount {
+                    let logged = log.int(entry, 0)
+                    records.append(.change(dataSource: name, version: logged, operation: log.bytes(entry, 1) ?? Array("null".utf8), changes: log.bytes(entry, 2)))
+                }
+                records.append(.checkpoint(dataSource: name, version: version, content: content))
+            }
+        }
+        try copy.write(records)
+        return try copy.backup()
+    }
+
+    public func close() {
+        connection.close()
+    }
+
+    // MARK: Helpers
+
+    /// The parts of a checkpoint, joined.
+    func checkpointParts(of id: Int, name: String, version: Int, count: Int) throws(StorageError) -> [UInt8] {
+        let parts = try connection.query(
+            "SELECT position, bytes FROM listd_checkpoint_parts WHERE source = $1 AND version = $2 ORDER BY position LIMIT $3",
+            [.integer(id), .integer(version), .integer(count)])
+        var bytes: [UInt8] = []
+        for row in 0..<parts.rowCount {
+            guard parts.int(row, 0) == row else { break }
+            bytes += parts.bytes(row, 1) ?? []
+        }
+        guard parts.rowCount == count, (0..<count).allSatisfy({ parts.int($0, 0) == $0 }) else {
+            throw StorageError(.corrupt, "\(displayName): the checkpoint of data source \"\(name)\" misses a part of \(count).")
+        }
+        return bytes
+    }
+
+    /// Runs `body` in one transaction: all of it, or (when it throws) none.
+    func transaction(readOnly: Bool = false, _ body: () throws(StorageError) -> Void) throws(StorageError) {
+        try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+        do throws(StorageError) {
+            try body()
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import DiffableCore
+import Foundation
+import ListClient
+import ListWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The PostgreSQL store against a real PostgreSQL (started per test, see `PostgresServer`): what listd
+/// acknowledged survives restarts and `kill -9`, the schema is listd's own, one listd at a time uses a
+/// database, and a backup is an embedded store's database a listd serves as it is.
+@Suite("PostgreSQL store", .serialized)
+struct PostgresStoreTests {
+    @Test func aCleanRestartKeepsEverything() throws {
+        let postgres = try PostgresServer()
+        let queries: [JSONValue] = [
+            ["cmd": "snapshot", "dataSource": "tasks"], ["cmd": "sectionSnapshot", "dataSource": "tasks", "section": "tree"],
+            ["cmd": "layout", "dataSource": "tasks"], ["cmd": "registrations"], ["cmd": "listDataSources"],
+            ["cmd": "cellProvider", "dataSource": "tasks"], ["cmd": "snapshot", "dataSource": "big"],
+        ]
+        // Large enough to be stored in parts.
+        let bigItems: [JSONValue] = (0..<20_000).map { ["id": .string("item-\($0)"), "data": ["n": .int($0)]] }
+        var before: [JSONValue] = []
+        do {
+            let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+            let connection = try daemon.connect()
+            for request: JSONValue in [
+                ["cmd": "register", "registration": "plain", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
+                ["cmd": "appendSections", "dataSource": "tasks", "sections": [["id": "todo", "data": ["title": "To do"]], "tree"]],
+                ["cmd": "appendItems", "dataSource": "tasks", "toSection": "todo", "items": [["id": "a", "data": ["title": "Alpha", "n": 1]], "b", "c"]],
+                ["cmd": "batch", "dataSource": "tasks", "operations": [["cmd": "moveItem", "item": "c", "beforeItem": "a"], ["cmd": "deleteItems", "items": ["b"]]]],
+                ["cmd": "updateItems", "dataSource": "tasks", "items": [["id": "a", "data": ["title": "Alpha!", "n": 2.5]]]],
+                [
+                    "cmd": "applySectionSnapshot", "dataSource": "tasks", "section": "tree",
+                    "snapshot": ["items": [["id": "root", "children": ["leaf1", ["id": "leaf2", "data": ["x": true]]]], "other"]],
+                ],
+                ["cmd": "expand", "dataSource": "tasks", "section": "tree", "items": ["root"]],
+                ["cmd": "setLayout", "dataSource": "tasks", "layout": ["default": ["list": ["appearance": "insetGrouped"]]]],
+                ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [], "default": "plain"],
+                ["cmd": "apply", "dataSource": "big", "snapshot": ["sections": [["id": "s", "items": .array(bigItems)]]]],
+                ["cmd": "appendItems", "dataSource": "big", "items": ["after"]],
+                ["cmd": "createDataSource", "dataSource": "gone"],
+                ["cmd": "dropDataSource", "dataSource": "gone"],
+            ] {
+                let reply = try connection.request(request)
+                #expect(reply["ok"] == true, "\(request) → \(reply)")
+            }
+            before = try queries.map { try connection.request($0)["result"] ?? .null }
+            #expect(try daemon.stop() == 0)
+        }
+        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(daemon.notify.messages.joined().contains("loaded 2 data sources and 1 registration from PostgreSQL at \(postgres.uri)"), "\(daemon.notify.messages)")
+        let after = try queries.map { try daemon.request($0)["result"] ?? .null }
+        for (index, query) in queries.enumerated() { #expect(before[index] == after[index], "\(query)") }
+        #expect(after[6]["sections"]?.arrayValue.first?["items"]?.arrayValue.count == 20_001)
+        // listd's tables, with one row per version of each data source, up to its version.
+        #expect(try postgres.psql("SELECT version FROM listd_schema") == "1\n")
+        let tasksVersion = try #require(after[4]["dataSources"]?.arrayValue.first { $0["dataSource"] == "tasks" || $0["name"] == "tasks" }?["version"]?.intValue)
+        let logged = try postgres.psql(
+            "SELECT string_agg(c.version::text, ',' ORDER BY c.version) FROM listd_change_log c JOIN listd_data_sources d ON d.id = c.source WHERE d.name = 'tasks'")
+        #expect(logged == (1...tasksVersion).map(String.init).joined(separator: ",") + "\n", "\(logged)")
+        let versions = try postgres.psql("SELECT name || ':' || version FROM listd_data_sources ORDER BY name")
+        #expect(versions == "big:2\ntasks:\(tasksVersion)\n", "\(versions)")
+    }
+
+    /// Five writers of single appends and five of 20-operation batches while listd is killed with
+    /// SIGKILL, three times: every acknowledged write is there after the restart, every batch whole or absent.
+    @Test(arguments: ["always", "periodic"])
+    func killNineLosesNoAcknowledgedWrite(sync: String) throws {
+        let postgres = try PostgresServer()
+        var acknowledged = Set<String>()
+        var batches: [[String]] = []
+        for round in 0..<3 {
+            let daemon = try Daemon(arguments: ["--postgres", postgres.uri, "--sync", sync])
+            if round == 0 {
+                #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true)
+            }
+            let shared = WriterLog()
+            let socketPath = daemon.socketPath
+            for writer in 0..<10 {
+                Thread {
+                    guard let connection = try? LineConnection(path: socketPath) else { return }
+                    var sequence = 0
+                    while !shared.stopped {
+                        sequence += 1
+                        let prefix = "r\(round)-w\(writer)-\(sequence)"
+                        if writer < 5 {
+                            guard let reply = try? connection.request(["cmd": "appendItems", "dataSource": "log", "items": [.string(prefix)]]) else { return }
+                            if reply["ok"] == true { shared.acknowledge([prefix]) }
+                        } else {
+                            let ids = (0..<20).map { "\(prefix)-\($0)" }
+                            shared.attempt(ids)
+                            let operations = ids.map { JSONValue.object(["cmd": "appendItems", "items": [.string($0)]]) }
+                            guard let reply = try? connection.request(["cmd": "batch", "dataSource": "log", "operations": .array(operations)]) else { return }
+                            if reply["ok"] == true { shared.acknowledge(ids) }
+                        }
+                    }
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.5 + 0.2 * Double(round))
+            try daemon.stop(signal: SIGKILL)
+            shared.stop()
+            Thread.sleep(forTimeInterval: 0.1)
+            let (roundAcknowledged, roundBatches) = shared.contents
+            acknowledged.formUnion(roundAcknowledged)
+            batches += roundBatches
+            #expect(roundAcknowledged.count > 20, "the writers got going")
+        }
+        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+        let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])
+        let present = Set((snapshot["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []).compactMap(\.stringValue))
+        let lost = acknowledged.subtracting(present)
+        #expect(lost.isEmpty, "\(lost.count) acknowledged items lost, e.g. \(lost.prefix(5))")
+        for batch in batches {
+            let count = batch.filter(present.contains).count
+            #expect(count == 0 || count == batch.count, "batch \(batch[0]) torn: \(count) of 20 present")
+        }
+        // Versions are contiguous in the log.
+        let gaps = try postgres.psql(
+            "SELECT count(*) FROM (SELECT version - lag(version) OVER (ORDER BY version) AS step FROM listd_change_log) s WHERE step <> 1")
+        #expect(gaps == "0\n")
+    }
+
+    /// A second listd on the same database is refused (it would not see the first one's changes), and
+    /// a backup is an embedded store's database that a listd serves with the same state.
+    @Test func oneListdPerDatabaseAndABackupServesTheSameState() throws {
+        let postgres = try PostgresServer()
+        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try daemon.request(["cmd": "appendSections", "dataSource": "d", "sections": [["id": "s", "data": ["title": "S"]]]])["ok"] == true)
+        for index in 0..<30 {
+            #expect(try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": [["id": .string("i\(index)"), "data": ["n": .int(index)]]]])["ok"] == true)
+        }
+        #expect(try daemon.request(["cmd": "register", "registration": "r", "contentConfiguration": ["type": "cell", "text": "{{n}}"]])["ok"] == true)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let second = try runProgram(
+            binaryDirectory.appendingPathComponent("listd").path, ["--socket", directory + "/second.sock", "--postgres", postgres.uri],
+            timeout: .seconds(30))
+        #expect(second.status != 0)
+        #expect(second.err.contains("Another listd uses the PostgreSQL database"), "\(second.err)")
+
+        try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let backup = try runExecutable("listctl", ["backup", directory + "/state/listd.sqlite3"], daemon: daemon)
+        #expect(backup.status == 0, "\(backup.err)")
+        let restored = try Daemon(arguments: ["--state-directory", directory + "/state"])
+        for query: JSONValue in [["cmd": "snapshot", "dataSource": "d"], ["cmd": "registrations"]] {
+            #expect(try restored.request(query)["result"] == daemon.request(query)["result"], "\(query)")
+        }
+    }
+
+    /// The database goes away: a change fails with storage-failed and changes nothing; until listd can
+    /// read the stored state back, requests that read it fail too (memory still holds the failed change),
+    /// `stats` says so. Once the database is back, listd restores the state by itself and takes changes.
+    @Test func aLostDatabaseFailsRequestsUntilItAnswersAgain() throws {
+        let postgres = try PostgresServer()
+        var daemon: Daemon? = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
+        try postgres.stop(mode: "immediate")
+        let failed = try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["b"]])
+        #expect(failed["ok"] == false && failed["error"]?["code"] == "storage-failed", "\(failed)")
+        // The failed change cannot be undone from the store: reads fail too (they would show it), stats answers.
+        let read = try daemon!.request(["cmd": "snapshot", "dataSource": "d"])
+        #expect(read["error"]?["code"] == "storage-failed", "\(read)")
+        let storage = try daemon!.request(["cmd": "stats"]).result()["storage"]
+        #expect(storage?["store"] == "postgresql" && storage?["available"] == false, "\(String(describing: storage))")
+        // Back: listd reads the state again by itself; the failed change is gone, new ones are stored.
+        try postgres.start()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try daemon!.request(["cmd": "stats"]).result()["storage"]?["available"] != true, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(try daemon!.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["sections"]?.arrayValue.first?["items"] == ["a"])
+        #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["c"]])["ok"] == true)
+        try daemon!.stop(signal: SIGKILL)
+        daemon = nil
+        let restarted = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try restarted.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["sections"]?.arrayValue.first?["items"] == ["a", "c"])
+    }
+
+    @Test func anUnreachableDatabaseStopsTheStartWithTheReason() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try runProgram(
+            binaryDirectory.appendingPathComponent("listd").path,
+            ["--socket", directory + "/listd.sock", "--postgres", "postgresql://listd:secret@/listd?host=\(directory)"], timeout: .seconds(30))
+        #expect(result.status != 0)
+        #expect(result.err.contains("Cannot connect to PostgreSQL at postgresql://listd:***@/listd?host=\(directory)"), "\(result.err)")
+        #expect(!result.err.contains("secret"), "the password is not logged")
+    }
+}
