@@ -36,8 +36,6 @@ final class CommitPipeline {
     /// The mutations being undone (they fail once the state is restored).
     private var undoing: [Pending] = []
     private var parked: [() -> Void] = []
-    /// Set when a failed write could not be undone: writes fail until listd restarts.
-    private(set) var brokenReason: String?
     /// Set while the state cannot be restored after a failed write because the store cannot be read
     /// (a database that went away): requests fail with `storage-failed` and this reason instead of
     /// seeing changes that were not stored, and listd tries again with backoff until the store answers.
@@ -119,9 +117,9 @@ final class CommitPipeline {
     /// durable, or with the error that undid them.
     func add(_ records: [StoreRecord], dataSources: Set<String>, registrations: Bool) -> Deferred<WireError?> {
         let done = Deferred<WireError?>()
-        if let brokenReason {
+        if let unavailableReason {
             // Not reachable in practice: `commit` refuses first. Kept so a record is never silently dropped.
-            done.resolve(WireError(.storageFailed, brokenReason))
+            done.resolve(WireError(.storageFailed, unavailableReason))
             return done
         }
         inFlight.append(Pending(dataSources: dataSources, registrations: registrations, added: .now, done: done))

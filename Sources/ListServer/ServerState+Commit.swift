@@ -60,7 +60,7 @@ extension ServerState {
     /// The change is made as the connection's user: refused with `permission-denied` when the policy
     /// does not allow it, and what it creates is owned by that user.
     func commit(_ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(WireError) -> Committed {
-        if let reason = pipeline?.brokenReason { throw WireError(.storageFailed, reason) }
+        if let reason = pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
         let actor = identity(of: connection)
         try authorize(change, by: actor)
         let change = owned(change, by: actor.uid)
