@@ -87,19 +87,8 @@ func windowBenchmark(socket: String, listdPID: pid_t) {
         + "\(Int(builtIn.cellsPerSecond)) cells/s end to end, p99 \(fixed(builtIn.p99Milliseconds, 3)) ms per step; listd "
         + "\(fixed(builtIn.listdMicrosecondsPerCell, 2)) µs of CPU per cell (\(Int(1e6 / builtIn.listdMicrosecondsPerCell)) cells per CPU-second)")
 
-    var pluginPID: pid_t = 0
-    let arguments = [binaryDirectory() + "/emoji-plugin", "--socket", socket]
-    var cArguments = arguments.map { strdup($0) } + [nil]
-    precondition(posix_spawn(&pluginPID, arguments[0], nil, nil, &cArguments, environ) == 0, "cannot start \(arguments[0])")
-    defer {
-        kill(pluginPID, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pluginPID, &status, 0)
-    }
-    for _ in 0..<500 {
-        if connection.requestOrNil(["cmd": "stats"])?["result"]?["plugins"]?.arrayValue.isEmpty == false { break }
-        usleep(10_000)
-    }
+    let pluginPID = startEmojiPlugin(socket: socket, connection: connection)
+    defer { stopProcess(pluginPID) }
     prepareDequeue(connection, dataSource: "windowPlugin", registration: "windowEmoji", contentConfiguration: ["type": "plugin:emoji"])
     _ = scrollWindow(connection, view: "windowPlugin", window: 40, step: 20, steps: 200, listdPID: listdPID, pluginPID: pluginPID)
     let plugin = scrollWindow(connection, view: "windowPlugin", window: 40, step: 20, steps: 2_500, listdPID: listdPID, pluginPID: pluginPID)

@@ -490,21 +490,30 @@ func dequeueBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) 
 
 /// The same scroll through the emoji plugin (built with ListPluginKit, a separate process) and through a
 /// built-in registration showing the same thing: cells/s, p50/p99 per batch of 50, and the difference.
-func pluginBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
+/// Starts the emoji plugin on `socket` and waits until listd lists it; kill it with `stopProcess`.
+func startEmojiPlugin(socket: String, connection: LineConnection) -> pid_t {
     var pluginPID: pid_t = 0
     let arguments = [binaryDirectory() + "/emoji-plugin", "--socket", socket]
     var cArguments = arguments.map { strdup($0) } + [nil]
     precondition(posix_spawn(&pluginPID, arguments[0], nil, nil, &cArguments, environ) == 0, "cannot start \(arguments[0])")
-    defer {
-        kill(pluginPID, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pluginPID, &status, 0)
-    }
-    let connection = try! LineConnection(path: socket)
     for _ in 0..<500 {
         if connection.requestOrNil(["cmd": "stats"])?["result"]?["plugins"]?.arrayValue.isEmpty == false { break }
         usleep(10_000)
     }
+    return pluginPID
+}
+
+/// Kills a child process and reaps it.
+func stopProcess(_ pid: pid_t) {
+    kill(pid, SIGKILL)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+}
+
+func pluginBenchmark(socket: String, batch: Int, rounds: Int, listdPID: pid_t) {
+    let connection = try! LineConnection(path: socket)
+    let pluginPID = startEmojiPlugin(socket: socket, connection: connection)
+    defer { stopProcess(pluginPID) }
     prepareDequeue(connection, dataSource: "viaPlugin", registration: "pluginEmoji", contentConfiguration: ["type": "plugin:emoji"])
     prepareDequeue(connection, dataSource: "builtIn", registration: "builtInEmoji", contentConfiguration: [
         "type": "cell", "text": "{{text}}", "textProperties": ["font": "largeTitle", "alignment": "center"],

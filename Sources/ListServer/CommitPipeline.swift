@@ -198,8 +198,8 @@ final class CommitPipeline {
                     "cannot read the store to undo a failed write; retrying", metadata: ["error": "\(reloadError)", "retryMilliseconds": "\(delay.nanoseconds / 1_000_000)"])
                 for entry in undone { entry.done.resolve(error) }
                 pipeline.loop.scheduleTask(in: delay) {
-                    pipeline.restoreRetries += 1
-                    pipeline.reload(touched, registrations: registrations, after: error, delay: min(delay * 2, .seconds(5)))
+                    bound.value.restoreRetries += 1
+                    bound.value.reload(touched, registrations: registrations, after: error, delay: min(delay * 2, .seconds(5)))
                 }
                 return
             }

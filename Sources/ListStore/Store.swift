@@ -86,6 +86,13 @@ public struct CheckpointWrite: Sendable {
         self.version = version
         self.encoded = encoded
     }
+
+    /// The part a store writes next: its bytes, its position among the parts, where it ends in
+    /// `encoded`, and whether it is the whole checkpoint (small enough for one write, stored without parts).
+    public var nextPart: (bytes: [UInt8], position: Int, end: Int, isWhole: Bool) {
+        let end = min(encoded.count, written + Self.partBytes)
+        return (Array(encoded[written..<end]), written / Self.partBytes, end, written == 0 && end == encoded.count)
+    }
 }
 
 /// How far `Store.writeCheckpoint` got.

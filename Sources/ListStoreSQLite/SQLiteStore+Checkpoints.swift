@@ -35,10 +35,7 @@ extension SQLiteStore {
             return .skipped
         }
         let total = checkpoint.encoded.count
-        let end = min(total, checkpoint.written + CheckpointWrite.partBytes)
-        let part = Array(checkpoint.encoded[checkpoint.written..<end])
-        let position = checkpoint.written / CheckpointWrite.partBytes
-        let whole = checkpoint.written == 0 && end == total
+        let (part, position, end, whole) = checkpoint.nextPart
         let version = checkpoint.version
         try transaction { () throws(StorageError) in
             if !whole {

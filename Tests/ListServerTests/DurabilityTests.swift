@@ -103,53 +103,7 @@ struct DurabilityTests {
     @Test(arguments: ["always", "periodic"])
     func killNineLosesNoAcknowledgedWrite(sync: String) throws {
         let state = try StateDirectory()
-        var acknowledged = Set<String>()
-        var batches: [[String]] = []
-        for round in 0..<3 {
-            let daemon = try state.start(["--sync", sync])
-            if round == 0 {
-                #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true)
-            }
-            let shared = WriterLog()
-            let socketPath = daemon.socketPath
-            for writer in 0..<10 {
-                Thread {
-                    guard let connection = try? LineConnection(path: socketPath) else { return }
-                    var sequence = 0
-                    while !shared.stopped {
-                        sequence += 1
-                        let prefix = "r\(round)-w\(writer)-\(sequence)"
-                        if writer < 5 {
-                            guard let reply = try? connection.request(["cmd": "appendItems", "dataSource": "log", "items": [.string(prefix)]]) else { return }
-                            if reply["ok"] == true { shared.acknowledge([prefix]) }
-                        } else {
-                            let ids = (0..<20).map { "\(prefix)-\($0)" }
-                            shared.attempt(ids)
-                            let operations = ids.map { JSONValue.object(["cmd": "appendItems", "items": [.string($0)]]) }
-                            guard let reply = try? connection.request(["cmd": "batch", "dataSource": "log", "operations": .array(operations)]) else { return }
-                            if reply["ok"] == true { shared.acknowledge(ids) }
-                        }
-                    }
-                }.start()
-            }
-            Thread.sleep(forTimeInterval: 0.4 + 0.2 * Double(round))
-            try daemon.stop(signal: SIGKILL)
-            shared.stop()
-            Thread.sleep(forTimeInterval: 0.1)
-            let (roundAcknowledged, roundBatches) = shared.contents
-            acknowledged.formUnion(roundAcknowledged)
-            batches += roundBatches
-            #expect(roundAcknowledged.count > 50, "the writers got going")
-        }
-        let daemon = try state.start()
-        let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])
-        let present = Set((snapshot["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []).compactMap(\.stringValue))
-        let lost = acknowledged.subtracting(present)
-        #expect(lost.isEmpty, "\(lost.count) acknowledged items lost, e.g. \(lost.prefix(5))")
-        for batch in batches {
-            let count = batch.filter(present.contains).count
-            #expect(count == 0 || count == batch.count, "batch \(batch[0]) torn: \(count) of 20 present")
-        }
+        try checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: 50) { try state.start(["--sync", sync]) }
     }
 
     /// The state directory on a 4 MiB tmpfs, filled up: a write fails with storage-failed and changes
@@ -304,6 +258,59 @@ struct DurabilityTests {
         #expect(item["ok"] == true)
         // A dropped demo data source is absent, so it comes back.
         #expect(try daemon.request(["cmd": "numberOfItems", "dataSource": "emoji"])["ok"] == true)
+    }
+}
+
+/// Ten writers (five of single appends, five of 20-operation batches) while a listd that `start` makes
+/// is killed with SIGKILL, three times over; then a last listd from `start` must have every
+/// acknowledged write, and every batch whole or not at all. Shared by the stores' durability tests.
+func checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: Int, sourceLocation: SourceLocation = #_sourceLocation, start: () throws -> Daemon) throws {
+    var acknowledged = Set<String>()
+    var batches: [[String]] = []
+    for round in 0..<3 {
+        let daemon = try start()
+        if round == 0 {
+            #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true, sourceLocation: sourceLocation)
+        }
+        let shared = WriterLog()
+        let socketPath = daemon.socketPath
+        for writer in 0..<10 {
+            Thread {
+                guard let connection = try? LineConnection(path: socketPath) else { return }
+                var sequence = 0
+                while !shared.stopped {
+                    sequence += 1
+                    let prefix = "r\(round)-w\(writer)-\(sequence)"
+                    if writer < 5 {
+                        guard let reply = try? connection.request(["cmd": "appendItems", "dataSource": "log", "items": [.string(prefix)]]) else { return }
+                        if reply["ok"] == true { shared.acknowledge([prefix]) }
+                    } else {
+                        let ids = (0..<20).map { "\(prefix)-\($0)" }
+                        shared.attempt(ids)
+                        let operations = ids.map { JSONValue.object(["cmd": "appendItems", "items": [.string($0)]]) }
+                        guard let reply = try? connection.request(["cmd": "batch", "dataSource": "log", "operations": .array(operations)]) else { return }
+                        if reply["ok"] == true { shared.acknowledge(ids) }
+                    }
+                }
+            }.start()
+        }
+        Thread.sleep(forTimeInterval: 0.4 + 0.2 * Double(round))
+        try daemon.stop(signal: SIGKILL)
+        shared.stop()
+        Thread.sleep(forTimeInterval: 0.1)
+        let (roundAcknowledged, roundBatches) = shared.contents
+        acknowledged.formUnion(roundAcknowledged)
+        batches += roundBatches
+        #expect(roundAcknowledged.count > minimumPerRound, "the writers got going", sourceLocation: sourceLocation)
+    }
+    let daemon = try start()
+    let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])
+    let present = Set((snapshot["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []).compactMap(\.stringValue))
+    let lost = acknowledged.subtracting(present)
+    #expect(lost.isEmpty, "\(lost.count) acknowledged items lost, e.g. \(lost.prefix(5))", sourceLocation: sourceLocation)
+    for batch in batches {
+        let count = batch.filter(present.contains).count
+        #expect(count == 0 || count == batch.count, "batch \(batch[0]) torn: \(count) of 20 present", sourceLocation: sourceLocation)
     }
 }
 

@@ -70,53 +70,7 @@ struct PostgresStoreTests {
     @Test(arguments: ["always", "periodic"])
     func killNineLosesNoAcknowledgedWrite(sync: String) throws {
         let postgres = try PostgresServer()
-        var acknowledged = Set<String>()
-        var batches: [[String]] = []
-        for round in 0..<3 {
-            let daemon = try Daemon(arguments: ["--postgres", postgres.uri, "--sync", sync])
-            if round == 0 {
-                #expect(try daemon.request(["cmd": "appendSections", "dataSource": "log", "sections": ["s"]])["ok"] == true)
-            }
-            let shared = WriterLog()
-            let socketPath = daemon.socketPath
-            for writer in 0..<10 {
-                Thread {
-                    guard let connection = try? LineConnection(path: socketPath) else { return }
-                    var sequence = 0
-                    while !shared.stopped {
-                        sequence += 1
-                        let prefix = "r\(round)-w\(writer)-\(sequence)"
-                        if writer < 5 {
-                            guard let reply = try? connection.request(["cmd": "appendItems", "dataSource": "log", "items": [.string(prefix)]]) else { return }
-                            if reply["ok"] == true { shared.acknowledge([prefix]) }
-                        } else {
-                            let ids = (0..<20).map { "\(prefix)-\($0)" }
-                            shared.attempt(ids)
-                            let operations = ids.map { JSONValue.object(["cmd": "appendItems", "items": [.string($0)]]) }
-                            guard let reply = try? connection.request(["cmd": "batch", "dataSource": "log", "operations": .array(operations)]) else { return }
-                            if reply["ok"] == true { shared.acknowledge(ids) }
-                        }
-                    }
-                }.start()
-            }
-            Thread.sleep(forTimeInterval: 0.5 + 0.2 * Double(round))
-            try daemon.stop(signal: SIGKILL)
-            shared.stop()
-            Thread.sleep(forTimeInterval: 0.1)
-            let (roundAcknowledged, roundBatches) = shared.contents
-            acknowledged.formUnion(roundAcknowledged)
-            batches += roundBatches
-            #expect(roundAcknowledged.count > 20, "the writers got going")
-        }
-        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
-        let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])
-        let present = Set((snapshot["result"]?["sections"]?.arrayValue.first?["items"]?.arrayValue ?? []).compactMap(\.stringValue))
-        let lost = acknowledged.subtracting(present)
-        #expect(lost.isEmpty, "\(lost.count) acknowledged items lost, e.g. \(lost.prefix(5))")
-        for batch in batches {
-            let count = batch.filter(present.contains).count
-            #expect(count == 0 || count == batch.count, "batch \(batch[0]) torn: \(count) of 20 present")
-        }
+        try checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: 20) { try Daemon(arguments: ["--postgres", postgres.uri, "--sync", sync]) }
         // Versions are contiguous in the log.
         let gaps = try postgres.psql(
             "SELECT count(*) FROM (SELECT version - lag(version) OVER (ORDER BY version) AS step FROM listd_change_log) s WHERE step <> 1")
