@@ -31,8 +31,14 @@ public struct CellProvider: Hashable, Sendable {
         }
 
         func matches(item: Item, section: String) -> Bool {
+            matches(section: section) { item.data }
+        }
+
+        /// Whether the rule takes an item of `section` whose payload `data` gives (read only when the
+        /// rule matches a field).
+        func matches(section: String, data: () -> JSONValue) -> Bool {
             if let wanted = self.section, wanted != section { return false }
-            if let field = matchField, item.data.value(atPath: field) != matchValue { return false }
+            if let field = matchField, data().value(atPath: field) != matchValue { return false }
             return true
         }
     }
@@ -48,6 +54,18 @@ public struct CellProvider: Hashable, Sendable {
     /// The registration for an item of a section, or `nil` when nothing matches. O(rules).
     public func registration(for item: Item, inSection section: String) -> String? {
         rules.first { $0.matches(item: item, section: section) }?.registration ?? defaultRegistration
+    }
+
+    /// `registration(for:inSection:)` for an item whose payload is packed: the payload is rebuilt only
+    /// when a rule matches on a field, and then once.
+    public func registration(forItem id: String, payload: PackedPayload, inSection section: String) -> String? {
+        var rebuilt: JSONValue?
+        func data() -> JSONValue {
+            if let rebuilt { return rebuilt }
+            rebuilt = payload.value
+            return rebuilt!
+        }
+        return rules.first { $0.matches(section: section, data: data) }?.registration ?? defaultRegistration
     }
 
     /// Every registration the provider names.

@@ -98,15 +98,42 @@ public indirect enum ValueTemplate: Sendable {
 
 /// What templates can read for one cell.
 public struct TemplateContext: Sendable {
+    /// The item's payload: a value, or packed as a snapshot keeps it (then a template's names rebuild
+    /// only the members they read).
+    enum Payload: Sendable {
+        case value(JSONValue)
+        case packed(PackedPayload)
+    }
+
     public var item: String
-    public var data: JSONValue
+    var payload: Payload
     public var section: String
     public var indexPath: IndexPath
     public var state: CellState
 
+    /// The item's payload as a value (rebuilt from its packed form when the context was made with one).
+    public var data: JSONValue {
+        get {
+            switch payload {
+            case .value(let value): return value
+            case .packed(let packed): return packed.value
+            }
+        }
+        set { payload = .value(newValue) }
+    }
+
     public init(item: String, data: JSONValue, section: String, indexPath: IndexPath, state: CellState) {
         self.item = item
-        self.data = data
+        self.payload = .value(data)
+        self.section = section
+        self.indexPath = indexPath
+        self.state = state
+    }
+
+    /// A context whose payload stays packed: what a cell's templates read of it is rebuilt alone.
+    public init(item: String, packedData: PackedPayload, section: String, indexPath: IndexPath, state: CellState) {
+        self.item = item
+        self.payload = .packed(packedData)
         self.section = section
         self.indexPath = indexPath
         self.state = state
@@ -119,7 +146,11 @@ public struct TemplateContext: Sendable {
         case "item", "id": return .string(item)
         case "section": return .string(section)
         case "index": return .int(indexPath.item)
-        default: return data[name]
+        default:
+            switch payload {
+            case .value(let value): return value[name]
+            case .packed(let packed): return packed.member(name)
+            }
         }
     }
 }

@@ -60,6 +60,34 @@ public struct PackedPayload: Sendable {
     /// Bytes the payload's encoding holds (for memory accounting).
     public var packedCount: Int { bytes.count }
 
+    /// The member `name` of an object payload, rebuilt alone (the other members are skipped over, not
+    /// rebuilt); `nil` when the payload is not an object or has no such member. Names compare as Swift
+    /// compares strings, as a dictionary's keys do (bytes first; as strings when either is not ASCII).
+    /// What a template reads of an item costs this, not the whole payload. O(size of the payload).
+    public func member(_ name: String) -> JSONValue? {
+        bytes.withUnsafeBufferPointer { buffer -> JSONValue? in
+            guard buffer.count > 0, buffer[0] == 7 else { return nil }
+            var offset = 1
+            let count = Int(Self.readVarint(buffer, at: &offset))
+            var wanted = name
+            return wanted.withUTF8 { key -> JSONValue? in
+                let keyIsASCII = key.allSatisfy { $0 < 0x80 }
+                for _ in 0..<count {
+                    let length = Int(Self.readVarint(buffer, at: &offset))
+                    let stored = UnsafeBufferPointer(rebasing: buffer[offset..<offset + length])
+                    var matches = stored.elementsEqual(key)
+                    if !matches && (!keyIsASCII || !stored.allSatisfy { $0 < 0x80 }) {
+                        matches = String(decoding: stored, as: UTF8.self) == name
+                    }
+                    offset += length
+                    if matches { return Self.unpack(buffer, at: &offset) }
+                    Self.skip(buffer, at: &offset)
+                }
+                return nil
+            }
+        }
+    }
+
     // MARK: Encoding
 
     private static func pack(_ value: JSONValue, into bytes: inout [UInt8]) {
@@ -136,6 +164,25 @@ public struct PackedPayload: Sendable {
             }
             return .object(members)
         default: return .null
+        }
+    }
+
+    /// Moves `offset` past one packed value.
+    private static func skip(_ bytes: UnsafeBufferPointer<UInt8>, at offset: inout Int) {
+        let tag = bytes[offset]
+        offset += 1
+        switch tag {
+        case 3: _ = readVarint(bytes, at: &offset)
+        case 4: offset += 8
+        case 5: offset += Int(readVarint(bytes, at: &offset))
+        case 6:
+            for _ in 0..<readVarint(bytes, at: &offset) { skip(bytes, at: &offset) }
+        case 7:
+            for _ in 0..<readVarint(bytes, at: &offset) {
+                offset += Int(readVarint(bytes, at: &offset))
+                skip(bytes, at: &offset)
+            }
+        default: break
         }
     }
 

@@ -182,6 +182,14 @@ public struct Snapshot: Sendable {
         return Item(storage.itemIDs[Int(slot)], data: storage.data(ofSlot: slot))
     }
 
+    /// The item at a position with its payload as the snapshot keeps it, packed (its members are read
+    /// one at a time with `PackedPayload.member`, without rebuilding the rest), or `nil` when out of
+    /// range. O(1) plus a copy of the payload's bytes.
+    public func packedItem(at indexPath: IndexPath) -> (id: String, payload: PackedPayload)? {
+        guard let slot = slot(at: indexPath) else { return nil }
+        return (storage.itemIDs[Int(slot)], storage.itemData.packed(at: Int(slot)))
+    }
+
     /// The identifier of the section at a position, or `nil` when out of range. O(1).
     public func sectionIdentifier(at index: Int) -> String? {
         guard storage.sectionOrder.indices.contains(index) else { return nil }

@@ -57,28 +57,29 @@ extension CommandRouter {
                 // The registrations the cells use, each looked up and copied once per request (a batch
                 // of cells mostly shares one or two); the plan refers to them by position.
                 var used: [Registration] = []
-                var plan: [(path: IndexPath, item: Item, section: String, registration: Int)] = []
+                // Payloads stay packed: a cell's templates rebuild only the members they read.
+                var plan: [(path: IndexPath, item: String, payload: PackedPayload, section: String, registration: Int)] = []
                 plan.reserveCapacity(paths.count)
                 for path in paths {
-                    guard let item = snapshot.item(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
+                    guard let (item, payload) = snapshot.packedItem(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
                     let section = snapshot.sectionIdentifier(at: path.section)!
                     // No rule maps the item: it shows in the default presentation. A rule naming a
                     // registration that does not exist is still an error.
-                    let name = dataSource.cellProvider?.registration(for: item, inSection: section)
+                    let name = dataSource.cellProvider?.registration(forItem: item, payload: payload, inSection: section)
                     // `nil` is the default presentation; no registration takes its name.
                     if let index = used.firstIndex(where: { $0.name == (name ?? DefaultPresentation.name) }) {
-                        plan.append((path, item, section, index))
+                        plan.append((path, item, payload, section, index))
                         continue
                     }
                     if let name {
                         guard let registration = context.state.registrations[name] else {
-                            throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item.id)\") does not exist.")
+                            throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item)\") does not exist.")
                         }
                         used.append(registration)
                     } else {
                         used.append(DefaultPresentation.registration)
                     }
-                    plan.append((path, item, section, used.count - 1))
+                    plan.append((path, item, payload, section, used.count - 1))
                 }
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
@@ -88,15 +89,15 @@ extension CommandRouter {
                     let registration = used[entry.registration]
                     if registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
-                        let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item.id)
+                        let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item)
                         var cellState = view.cells.cells[id]!.state
-                        let placement = outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource)
+                        let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource)
                         if let placement, cellState.expanded != placement.expanded {
                             cellState.expanded = placement.expanded
                             view.cells.setState(cellState, of: id)
                         }
                         let templateContext = TemplateContext(
-                            item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: cellState)
+                            item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: cellState)
                         // The registration's templates go over the cell's limits: that cell fails, as a configured one does.
                         do throws(CellError) {
                             try work.spend(on: registration) { budget throws(CellError) in
@@ -105,7 +106,7 @@ extension CommandRouter {
                         } catch {
                             view.cells.release(id)
                             var failed = CellReply(
-                                id: id, position: .item(entry.path, entry.item.id), registration: registration.name, reused: reused,
+                                id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
                                 state: cellState, indentationLevel: placement?.level ?? 0)
                             failed.error = WireError(error)
                             results.append(failed)
@@ -114,17 +115,17 @@ extension CommandRouter {
                         pluginRequests.append(PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
                         results.append(
                             CellReply(
-                                id: id, position: .item(entry.path, entry.item.id), registration: registration.name, reused: reused,
+                                id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
                                 state: cellState, indentationLevel: placement?.level ?? 0))
                         continue
                     }
                     results.append(
                         configureCell(
-                            view: view, key: entry.item.id, registration: registration,
+                            view: view, key: entry.item, registration: registration,
                             context: { state in
-                                TemplateContext(item: entry.item.id, data: entry.item.data, section: entry.section, indexPath: entry.path, state: state)
-                            }, position: .item(entry.path, entry.item.id),
-                            outline: outlinePlacement(of: entry.item.id, inSection: entry.section, in: dataSource), work: work))
+                                TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
+                            }, position: .item(entry.path, entry.item),
+                            outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work))
                 }
                 let version = dataSource.version
                 func execution(_ cells: [CellReply]) -> Execution {

@@ -36,6 +36,11 @@ struct TemplateFeatureTests {
     ])
     func rendersAsBefore(template: String, expected: String) throws {
         #expect(try rendered(template) == expected)
+        // The same from the payload as a snapshot keeps it, packed (members rebuilt one at a time).
+        let packed = TemplateContext(
+            item: everything.id, packedData: PackedPayload(everything.data), section: "consult", indexPath: IndexPath(section: 0, item: 3),
+            state: CellState())
+        #expect(try ValueTemplate(.string(template), path: "t").render(packed).stringValue == expected, "from the packed payload")
     }
 
     /// Where the old engine differed from its own variable-only path, templates now follow the Mustache

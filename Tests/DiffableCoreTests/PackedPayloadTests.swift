@@ -23,6 +23,22 @@ struct PackedPayloadTests {
         }
     }
 
+    /// One member read from the packed bytes is the member of the rebuilt value, whatever comes before
+    /// it (nested arrays and objects are skipped over), and absent names and non-objects give nil.
+    @Test func aMemberReadAloneIsTheValuesMember() {
+        var random = SeededGenerator(seed: 62)
+        for _ in 0..<5_000 {
+            let value = Self.randomValue(&random, depth: 0)
+            let packed = PackedPayload(value)
+            let names: [String] = (value.members.map { Array($0.keys) } ?? []) + ["absent", "", "a0", "e\u{301}0"]
+            for name in names { #expect(packed.member(name) == value[name], "\(name) of \(value)") }
+        }
+        // A name in another normalization form finds the member, as a dictionary's look-up does.
+        let value: JSONValue = ["caf\u{E9}": 1, "b": 2]
+        #expect(PackedPayload(value).member("cafe\u{301}") == 1)
+        #expect(PackedPayload(value).member("cafe\u{301}") == value["cafe\u{301}"])
+    }
+
     @Test func everyValueComesBackAsItWas() {
         var random = SeededGenerator(seed: 61)
         for _ in 0..<5_000 {
@@ -82,5 +98,13 @@ struct PackedPayloadTests {
         #expect(throws: (any Error).self) { try snapshot.appendItems([Item("new", data: ["big": .string(String(repeating: "y", count: 100_000))]), Item("new")]) }
         #expect(snapshot == before)
         for (id, value) in latest { #expect(snapshot.data(ofItem: id) == value) }
+    }
+}
+
+extension JSONValue {
+    /// The members when this is an object.
+    fileprivate var members: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
     }
 }
