@@ -197,6 +197,8 @@ final class CommitPipeline {
                 pipeline.logger.error(
                     "cannot read the store to undo a failed write; retrying", metadata: ["error": "\(reloadError)", "retryMilliseconds": "\(delay.nanoseconds / 1_000_000)"])
                 for entry in undone { entry.done.resolve(error) }
+                // Requests that were waiting fail now too, rather than wait for the store.
+                pipeline.runParked()
                 pipeline.loop.scheduleTask(in: delay) {
                     bound.value.restoreRetries += 1
                     bound.value.reload(touched, registrations: registrations, after: error, delay: min(delay * 2, .seconds(5)))
