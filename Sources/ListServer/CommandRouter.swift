@@ -158,8 +158,18 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
-        if let reason = state.pipeline?.unavailableReason, !Self.servedWhileStoreUnavailable.contains(command.name) {
-            return fail(id: request.id, WireError(.storageFailed, reason), connection: connection)
+        if let pipeline = state.pipeline, let reason = pipeline.unavailableReason, !Self.servedWhileStoreUnavailable.contains(command.name) {
+            // A read of a data source whose memory is as stored goes on; anything else would see (or
+            // build on) changes that were not stored.
+            let readsStoredState: Bool
+            if Self.mutatingCommands.contains(command.name) {
+                readsStoredState = false
+            } else if case .string(let name)? = request.arguments.members["dataSource"] {
+                readsStoredState = !pipeline.unrestoredDataSources.contains(name)
+            } else {
+                readsStoredState = command.name == "registrations" && !pipeline.unrestoredRegistrations
+            }
+            if !readsStoredState { return fail(id: request.id, WireError(.storageFailed, reason), connection: connection) }
         }
         if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
             // A group of changes is being made durable: run this request once it is.

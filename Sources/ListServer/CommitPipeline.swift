@@ -42,6 +42,10 @@ final class CommitPipeline {
     private(set) var unavailableReason: String?
     /// Times the store was read again after being unavailable (for `stats`).
     private(set) var restoreRetries = 0
+    /// While `unavailableReason` is set: the data sources (and whether the registrations) whose memory
+    /// holds changes that were not stored. The others are as stored, and reads of them go on.
+    private(set) var unrestoredDataSources: Set<String> = []
+    private(set) var unrestoredRegistrations = false
     private var wroteSinceSync = false
     /// Per data source: the operation bytes logged since its last checkpoint (what a start-up would
     /// replay), and that checkpoint's size.
@@ -191,7 +195,11 @@ final class CommitPipeline {
                     pipeline.logger.notice("the store answers again; the state is restored", metadata: ["retries": "\(pipeline.restoreRetries)"])
                 }
                 pipeline.unavailableReason = nil
+                pipeline.unrestoredDataSources = []
+                pipeline.unrestoredRegistrations = false
             case .failure(let reloadError):
+                pipeline.unrestoredDataSources = touched
+                pipeline.unrestoredRegistrations = registrations
                 pipeline.unavailableReason =
                     "A write failed (\(error.message)) and the stored state cannot be read back (\(reloadError)); listd retries until the store answers."
                 pipeline.logger.error(

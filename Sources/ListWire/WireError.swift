@@ -65,7 +65,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
             return "The connection's user may not do this to what another user owns (or is not trusted as a plugin); the error names the owner."
         case .shuttingDown: return "The server is stopping and accepts no new work."
         case .ephemeral: return "The command needs stored state, and listd runs with --ephemeral."
-        case .storageFailed: return "The change could not be stored (disk full, read-only or failing): nothing changed; the message has the OS error."
+        case .storageFailed: return "The change could not be stored (disk full, read-only or failing, a database that went away): nothing changed; the message has the OS or database error."
         case .internal: return "A bug in listd; the server logged it. The request changed nothing."
         }
     }

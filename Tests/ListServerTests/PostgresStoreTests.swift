@@ -105,19 +105,25 @@ struct PostgresStoreTests {
     }
 
     /// The database goes away: a change fails with storage-failed and changes nothing; until listd can
-    /// read the stored state back, requests that read it fail too (memory still holds the failed change),
-    /// `stats` says so. Once the database is back, listd restores the state by itself and takes changes.
+    /// read the stored state back, reads of that data source fail too (memory still holds the failed
+    /// change), reads of others go on, `stats` says so. Once the database is back, listd restores the
+    /// state by itself and takes changes.
     @Test func aLostDatabaseFailsRequestsUntilItAnswersAgain() throws {
         let postgres = try PostgresServer()
         var daemon: Daemon? = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
         #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
+        #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "other", "sections": ["o"]])["ok"] == true)
         try postgres.stop(mode: "immediate")
         let failed = try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["b"]])
         #expect(failed["ok"] == false && failed["error"]?["code"] == "storage-failed", "\(failed)")
-        // The failed change cannot be undone from the store: reads fail too (they would show it), stats answers.
+        // The failed change cannot be undone from the store: reads of its data source fail too (they would
+        // show it); the other data source is as stored and reads of it go on; stats answers.
         let read = try daemon!.request(["cmd": "snapshot", "dataSource": "d"])
         #expect(read["error"]?["code"] == "storage-failed", "\(read)")
+        #expect(try daemon!.request(["cmd": "snapshot", "dataSource": "other"])["result"]?["sections"]?.arrayValue.first?["id"] == "o")
+        let write = try daemon!.request(["cmd": "appendItems", "dataSource": "other", "items": ["x"]])
+        #expect(write["error"]?["code"] == "storage-failed", "\(write)")
         let storage = try daemon!.request(["cmd": "stats"]).result()["storage"]
         #expect(storage?["store"] == "postgresql" && storage?["available"] == false, "\(String(describing: storage))")
         // Back: listd reads the state again by itself; the failed change is gone, new ones are stored.
