@@ -651,6 +651,7 @@ if mode == "all" || mode == "dequeue" {
 if mode == "all" || mode == "window" { windowBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath, listdPID: pid) }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
+if mode == "postgres" { postgresBenchmark() }
 if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
 if let stats = try? LineConnection(path: socketPath).request(["cmd": "stats"]) {
