@@ -182,6 +182,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case newerSchema
         /// Another listd uses the state directory.
         case locked
+        /// The store holds another version of a data source than the write continues from (another
+        /// writer got there first): nothing of the write was stored.
+        case conflict
     }
 
     public var kind: Kind

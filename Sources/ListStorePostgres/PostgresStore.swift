@@ -218,28 +218,50 @@ public final class PostgresStore: Store, @unchecked Sendable {
     /// Change rows per statement (4 parameters each, within PostgreSQL's 65,535).
     static let rowsPerInsert = 1_000
 
-    /// Inserts change rows (as few statements as possible) and moves each data source's `version` on.
+    /// Moves each data source's `version` on, from exactly the version before the first change (the
+    /// update takes the row's lock, so writers of one data source commit one after the other), then
+    /// inserts the change rows (as few statements as possible). Versions stay contiguous, and a write
+    /// that does not continue the stored version (another writer got there first) stores nothing.
+    ///
+    /// - Throws: `StorageError` (`conflict`) naming the data source and both versions.
     private func insert(_ changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)]) throws(StorageError) {
         guard !changes.isEmpty else { return }
-        var newest: [Int: Int] = [:]
+        var ids: [Int] = []
+        var range: [Int: (oldest: Int, newest: Int, name: String)] = [:]
+        for change in changes {
+            guard let id = sourceIDs[change.name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(change.name)\".") }
+            ids.append(id)
+            if let known = range[id] {
+                range[id] = (min(known.oldest, change.version), max(known.newest, change.version), change.name)
+            } else {
+                range[id] = (change.version, change.version, change.name)
+            }
+        }
+        for (id, versions) in range.sorted(by: { $0.key < $1.key }) {  // in id order: no deadlock between writers
+            let moved = try connection.query(
+                "UPDATE listd_data_sources SET version = $2 WHERE id = $1 AND version = $3",
+                [.integer(id), .integer(versions.newest), .integer(versions.oldest - 1)])
+            guard moved.affectedRows == 1 else {
+                let stored = try connection.query("SELECT version FROM listd_data_sources WHERE id = $1", [.integer(id)])
+                throw StorageError(
+                    .conflict,
+                    "\(displayName): data source \"\(versions.name)\" is at version \(stored.rowCount == 1 ? String(stored.int(0, 0)) : "?") in the database, not \(versions.oldest - 1): another writer changed it.")
+            }
+        }
         var start = 0
         while start < changes.count {
             let end = min(changes.count, start + Self.rowsPerInsert)
             var sql = "INSERT INTO listd_change_log(source, version, operation, changes) VALUES "
             var parameters: [PostgresValue] = []
             parameters.reserveCapacity((end - start) * 4)
-            for (offset, change) in changes[start..<end].enumerated() {
-                guard let id = sourceIDs[change.name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(change.name)\".") }
+            for offset in 0..<(end - start) {
+                let change = changes[start + offset]
                 let first = offset * 4
                 sql += (offset == 0 ? "" : ",") + "($\(first + 1),$\(first + 2),$\(first + 3),$\(first + 4))"
-                parameters += [.integer(id), .integer(change.version), .bytes(change.operation), change.changes.map { .bytes($0) } ?? .null]
-                newest[id] = max(newest[id] ?? 0, change.version)
+                parameters += [.integer(ids[start + offset]), .integer(change.version), .bytes(change.operation), change.changes.map { .bytes($0) } ?? .null]
             }
             try connection.query(sql, parameters)
             start = end
-        }
-        for (id, version) in newest {
-            try connection.query("UPDATE listd_data_sources SET version = GREATEST(version, $2) WHERE id = $1", [.integer(id), .integer(version)])
         }
     }
 

@@ -77,6 +77,34 @@ struct PostgresStoreTests {
         #expect(gaps == "0\n")
     }
 
+    /// Another writer stored the next version first (simulated in SQL, as another listd's commit would
+    /// look): this listd's write of that version stores nothing and fails; the state read back has the
+    /// other writer's change, and the next write continues from it.
+    @Test func aWriteThatDoesNotContinueTheStoredVersionStoresNothing() throws {
+        let postgres = try PostgresServer()
+        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try daemon.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        #expect(try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
+        try postgres.psql(
+            """
+            INSERT INTO listd_change_log(source, version, operation, changes)
+                SELECT source, 3, convert_to(replace(convert_from(operation, 'UTF8'), '"a"', '"z"'), 'UTF8'), NULL
+                FROM listd_change_log WHERE version = 2;
+            UPDATE listd_data_sources SET version = 3 WHERE name = 'd';
+            """)
+        let failed = try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["b"]])
+        #expect(failed["error"]?["code"] == "storage-failed", "\(failed)")
+        #expect(failed["error"]?["message"]?.stringValue?.contains("is at version 3 in the database, not 2: another writer changed it") == true, "\(failed)")
+        func items(_ daemon: Daemon) throws -> JSONValue? {
+            try daemon.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["sections"]?.arrayValue.first?["items"]
+        }
+        #expect(try items(daemon) == ["a", "z"])
+        let next = try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["c"]])
+        #expect(next["result"]?["version"] == 4, "\(next)")
+        try daemon.stop()
+        #expect(try items(Daemon(arguments: ["--postgres", postgres.uri])) == ["a", "z", "c"])
+    }
+
     /// A second listd on the same database is refused (it would not see the first one's changes), and
     /// a backup is an embedded store's database that a listd serves with the same state.
     @Test func oneListdPerDatabaseAndABackupServesTheSameState() throws {
