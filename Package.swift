@@ -64,6 +64,8 @@ let package = Package(
         .testTarget(name: "ListAccessTests", dependencies: ["ListAccess"]),
         // Tests only: connect to a socket as another user (a forked child drops to that uid first).
         .target(name: "CTestCredentials", path: "Tests/CTestCredentials"),
+        // Tests and benchmarks only: a real PostgreSQL in a temporary directory (initdb, pg_ctl).
+        .target(name: "PostgresTestServer", dependencies: ["CTestCredentials"], path: "Tests/PostgresTestServer"),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
@@ -112,7 +114,7 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process).
         .testTarget(
             name: "ListServerUnitTests",
@@ -130,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "server-benchmarks",
             dependencies: [
-                "DiffableCore", "ListWire", "ListClient", "ListServer", .product(name: "NIOCore", package: "swift-nio"),
+                "DiffableCore", "ListWire", "ListClient", "ListServer", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/ServerBenchmarks"

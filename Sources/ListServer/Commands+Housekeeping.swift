@@ -1,5 +1,4 @@
 import DiffableCore
-import ListStorePostgres
 import ListWire
 
 #if canImport(Glibc)
@@ -245,7 +244,7 @@ extension CommandRouter {
                         if let pipeline = state.pipeline {
                             writer.key("storage")
                             writer.value([
-                                "store": .string(pipeline.store is PostgresStore ? "postgresql" : "sqlite"),
+                                "store": .string(pipeline.store.kind),
                                 "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
                                 "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
                                 "recordsWritten": .int(pipeline.recordsWritten),

@@ -257,13 +257,18 @@ public final class StateModel {
 
     /// New identifiers: at most the byte limit, and no control characters.
     private func checkIdentifiers(_ ids: some Sequence<String>, _ limits: ChangeLimits, kind: String) throws(WireError) {
-        let limit = limits.maximumIdentifierBytes
         for id in ids {
-            if id.utf8.count > limit {
-                throw WireError(.limitExceeded, "Identifier \"\(ControlCharacters.escaped(id.prefix(40)))…\" is longer than \(limit) bytes.")
-            }
-            if let error = ControlCharacters.error(kind, id) { throw error }
+            if let error = Self.identifierError(id, limits, kind: kind) { throw error }
         }
+    }
+
+    /// Why an identifier is refused (longer than the limit, or holding a control character), or `nil`.
+    private static func identifierError(_ id: String, _ limits: ChangeLimits, kind: String) -> WireError? {
+        let limit = limits.maximumIdentifierBytes
+        if id.utf8.count > limit {
+            return WireError(.limitExceeded, "Identifier \"\(ControlCharacters.escaped(id.prefix(40)))…\" is longer than \(limit) bytes.")
+        }
+        return ControlCharacters.error(kind, id)
     }
 
     private func checkIdentifiers(of operation: DataSourceOperation, _ limits: ChangeLimits) throws(WireError) {
@@ -274,10 +279,12 @@ public final class StateModel {
         case .replaceSnapshot(let snapshot, _):
             try checkIdentifiers(snapshot.sectionIdentifiers, limits, kind: "section")
             // The first unacceptable item (in order) fails as the whole list would: no copy of 100k ids.
-            let limit = limits.maximumIdentifierBytes
-            if let refused = snapshot.firstItemIdentifier(where: { $0.utf8.count > limit || ControlCharacters.first(in: $0) != nil }) {
-                try checkIdentifiers([refused], limits, kind: "item")
+            var refusal: WireError?
+            _ = snapshot.firstItemIdentifier { id in
+                refusal = Self.identifierError(id, limits, kind: "item")
+                return refusal != nil
             }
+            if let refusal { throw refusal }
         case .replaceOutline(let section, let outline):
             try checkIdentifiers([section], limits, kind: "section")
             try checkIdentifiers(outline.items.lazy.map(\.id), limits, kind: "item")

@@ -10,6 +10,8 @@ import DiffableCore
 /// thread concurrently with them. Implementation: `SQLiteStore` (the embedded default, in
 /// ListStoreSQLite). A shared PostgreSQL store plugs in here.
 public protocol Store: AnyObject, Sendable {
+    /// What kind of store it is, for `stats`: `sqlite`, `postgresql`.
+    var kind: String { get }
     /// Everything stored: registrations in creation order, every data source's last checkpoint and the
     /// log records after it.
     func load() throws(StorageError) -> StoredState
@@ -85,6 +87,13 @@ public struct CheckpointWrite: Sendable {
         self.incarnation = incarnation
         self.version = version
         self.encoded = encoded
+    }
+
+    /// Whether the checkpoint still applies to a data source stored as `incarnation` with its checkpoint
+    /// at `checkpointVersion` and its log up to `loggedVersion`: the same incarnation, newer than the
+    /// stored checkpoint, and not ahead of the log (content that includes changes whose write failed).
+    public func applies(toIncarnation incarnation: String, checkpointVersion: Int, loggedVersion: Int) -> Bool {
+        incarnation == self.incarnation && version > checkpointVersion && version <= max(checkpointVersion, loggedVersion)
     }
 
     /// The part a store writes next: its bytes, its position among the parts, where it ends in

@@ -21,8 +21,7 @@ extension PostgresStore {
             // Made again under the same name since: its log is not this checkpoint's to trim.
             return incarnation == checkpoint.incarnation ? try trim(id, checkpoint) : .skipped
         }
-        guard incarnation == checkpoint.incarnation, checkpoint.version > checkpointVersion, checkpoint.version <= max(checkpointVersion, logged)
-        else {
+        guard checkpoint.applies(toIncarnation: incarnation, checkpointVersion: checkpointVersion, loggedVersion: logged) else {
             if checkpoint.written > 0 {
                 try connection.query(
                     "DELETE FROM listd_checkpoint_parts WHERE source = $1 AND version = $2", [.integer(id), .integer(checkpoint.version)])

@@ -30,6 +30,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     /// The advisory lock key ("LSTD") one listd holds on the database.
     static let lockKey = 0x4C53_5444
 
+    public var kind: String { "postgresql" }
     /// The server, without its password (for messages and `stats`).
     public var displayName: String { connection.displayName }
     let uri: String

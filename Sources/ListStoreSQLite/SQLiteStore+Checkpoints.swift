@@ -28,9 +28,7 @@ extension SQLiteStore {
             // Made again under the same name since: its log is not this checkpoint's to trim.
             return incarnation == checkpoint.incarnation ? try trim(id, checkpoint) : .skipped
         }
-        guard incarnation == checkpoint.incarnation, checkpoint.version > checkpointVersion,
-            checkpoint.version <= max(checkpointVersion, logged)
-        else {
+        guard checkpoint.applies(toIncarnation: incarnation, checkpointVersion: checkpointVersion, loggedVersion: logged) else {
             if checkpoint.written > 0 { try transaction { () throws(StorageError) in try deleteParts(of: id, version: checkpoint.version) } }
             return .skipped
         }

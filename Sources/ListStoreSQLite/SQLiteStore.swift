@@ -39,6 +39,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     static let applicationID = 0x4C53_5444
 
     public let path: String
+    public var kind: String { "sqlite" }
     /// Versions of log records kept for resuming views when a checkpoint trims the log.
     let retainVersions: Int
     let connection: SQLiteConnection

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import PostgresTestServer
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Testing
 @Suite("PostgreSQL store", .serialized)
 struct PostgresStoreTests {
     @Test func aCleanRestartKeepsEverything() throws {
-        let postgres = try PostgresServer()
+        let postgres = try PostgresTestServer()
         let queries: [JSONValue] = [
             ["cmd": "snapshot", "dataSource": "tasks"], ["cmd": "sectionSnapshot", "dataSource": "tasks", "section": "tree"],
             ["cmd": "layout", "dataSource": "tasks"], ["cmd": "registrations"], ["cmd": "listDataSources"],
@@ -69,7 +70,7 @@ struct PostgresStoreTests {
     /// SIGKILL, three times: every acknowledged write is there after the restart, every batch whole or absent.
     @Test(arguments: ["always", "periodic"])
     func killNineLosesNoAcknowledgedWrite(sync: String) throws {
-        let postgres = try PostgresServer()
+        let postgres = try PostgresTestServer()
         try checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: 20) { try Daemon(arguments: ["--postgres", postgres.uri, "--sync", sync]) }
         // Versions are contiguous in the log.
         let gaps = try postgres.psql(
@@ -81,7 +82,7 @@ struct PostgresStoreTests {
     /// look): this listd's write of that version stores nothing and fails; the state read back has the
     /// other writer's change, and the next write continues from it.
     @Test func aWriteThatDoesNotContinueTheStoredVersionStoresNothing() throws {
-        let postgres = try PostgresServer()
+        let postgres = try PostgresTestServer()
         let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try daemon.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
         #expect(try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
@@ -108,7 +109,7 @@ struct PostgresStoreTests {
     /// A second listd on the same database is refused (it would not see the first one's changes), and
     /// a backup is an embedded store's database that a listd serves with the same state.
     @Test func oneListdPerDatabaseAndABackupServesTheSameState() throws {
-        let postgres = try PostgresServer()
+        let postgres = try PostgresTestServer()
         let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try daemon.request(["cmd": "appendSections", "dataSource": "d", "sections": [["id": "s", "data": ["title": "S"]]]])["ok"] == true)
         for index in 0..<30 {
@@ -137,7 +138,7 @@ struct PostgresStoreTests {
     /// change), reads of others go on, `stats` says so. Once the database is back, listd restores the
     /// state by itself and takes changes.
     @Test func aLostDatabaseFailsRequestsUntilItAnswersAgain() throws {
-        let postgres = try PostgresServer()
+        let postgres = try PostgresTestServer()
         var daemon: Daemon? = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
         #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
