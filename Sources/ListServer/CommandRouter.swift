@@ -188,7 +188,7 @@ struct CommandRouter: Sendable {
             var arguments = request.arguments
             let run = try command.prepare(&arguments, context)
             try arguments.finish()
-            let execution = try run(context)
+            let execution = try Self.run(run, context: context, request: request)
             if let deferred = execution.deferred {
                 let id = request.id
                 return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
@@ -197,6 +197,61 @@ struct CommandRouter: Sendable {
         } catch {
             return fail(id: request.id, error, connection: connection)
         }
+    }
+
+    /// Runs a prepared command. With a store shared by several instances, two outcomes may only mean
+    /// that this instance had not yet applied what another one committed, and are run again once it
+    /// has: a change that could not be stored because another instance changed the data source first
+    /// (up to `conflictRetries` times; the pipeline has caught up by the time it fails), and an
+    /// `ifVersion` newer than the version held here (once, after catching up with the data source).
+    private static func run(
+        _ run: @escaping (CommandContext) throws(WireError) -> Execution, context: CommandContext, request: Request, retries: Int = conflictRetries
+    ) throws(WireError) -> Execution {
+        var execution: Execution
+        do {
+            execution = try run(context)
+        } catch {
+            guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.follower,
+                case .string(let name)? = request.arguments.members["dataSource"], case .int(let expected)? = request.arguments.members["ifVersion"],
+                let dataSource = context.state.dataSources[name], expected > dataSource.version
+            else { throw error }
+            let retried = Deferred<Execution>()
+            follower.catchUp(name).whenResolved {
+                final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: 0) }.whenResolved { retried.resolve($0) }
+            }
+            var waiting = Execution { _ in }
+            waiting.deferred = retried
+            return waiting
+        }
+        guard retries > 0, context.state.follower != nil, execution.awaitsStorage, let durable = execution.deferred else { return execution }
+        let retried = Deferred<Execution>()
+        durable.whenResolved { result in
+            guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
+            final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: retries - 1) }.whenResolved { retried.resolve($0) }
+        }
+        execution.deferred = retried
+        return execution
+    }
+
+    /// Mutations that lost to another instance's commit are run again this many times.
+    static let conflictRetries = 3
+
+    /// The execution `body` makes, waiting for its deferred one when it has one; its error as a failure.
+    private static func final(_ body: () throws(WireError) -> Execution) -> Deferred<Execution> {
+        let done = Deferred<Execution>()
+        do {
+            let execution = try body()
+            if let deferred = execution.deferred {
+                deferred.whenResolved { done.resolve($0) }
+            } else {
+                done.resolve(execution)
+            }
+        } catch {
+            var failed = Execution { _ in }
+            failed.failure = error
+            done.resolve(failed)
+        }
+        return done
     }
 
     /// The reply envelope around an execution's result.

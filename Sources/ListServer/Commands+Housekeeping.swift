@@ -131,7 +131,7 @@ extension CommandRouter {
                     "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it is available, or a failed write waits for it to answer again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds}, limits}"
+                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -243,7 +243,7 @@ extension CommandRouter {
                         writer.value(["permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals)])
                         if let pipeline = state.pipeline {
                             writer.key("storage")
-                            writer.value([
+                            var storage: [String: JSONValue] = [
                                 "store": .string(pipeline.store.kind),
                                 "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
                                 "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
@@ -251,7 +251,15 @@ extension CommandRouter {
                                 "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
                                 "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
                                 "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
-                            ])
+                            ]
+                            if let follower = state.follower {
+                                storage["shared"] = [
+                                    "lag": .int(follower.lag), "reconnects": .int(follower.store.reconnects), "conflicts": .int(pipeline.conflicts),
+                                    "changesFollowed": .int(follower.changesFollowed), "dataSourcesReloaded": .int(follower.dataSourcesReloaded),
+                                    "notices": .int(follower.noticesReceived), "readFailures": .int(follower.readFailures),
+                                ]
+                            }
+                            writer.value(.object(storage))
                         }
                         writer.key("limits")
                         writeLimits(state.configuration, to: &writer)

@@ -19,7 +19,10 @@ import NIOPosix
 ///
 /// When a write fails, the store rolls the transaction back; the pipeline reloads what that group and
 /// the ones after it touched, the state is restored to it, and every one of those mutations fails with
-/// `storage-failed`.
+/// `storage-failed`. With a shared store (several instances), the state is restored to the versions
+/// the views have seen, caught up with what the other instances committed, and when the write failed
+/// because another instance got there first, the mutations fail with a *conflict* that the router
+/// answers by running them again on the caught-up state.
 final class CommitPipeline {
     let store: Store
     private let loop: EventLoop
@@ -35,6 +38,8 @@ final class CommitPipeline {
     private var inFlight: [Pending] = []
     /// The mutations being undone (they fail once the state is restored).
     private var undoing: [Pending] = []
+    /// While undoing: the versions the views of the touched data sources have seen (-1: it did not exist).
+    private var seenVersions: [String: Int] = [:]
     private var parked: [() -> Void] = []
     /// Set while the state cannot be restored after a failed write because the store cannot be read
     /// (a database that went away): requests fail with `storage-failed` and this reason instead of
@@ -54,7 +59,18 @@ final class CommitPipeline {
     private var checkpointing: Set<String> = []
     /// The model, to capture contents for checkpoints and to restore after a failed write.
     private let model: StateModel
-    private let restore: (StoredState, Set<String>, Bool) -> Void
+    /// Makes the served state what was read back: the stored state, the data sources (and whether the
+    /// registrations) it is for, and the versions of those data sources the views have seen.
+    private let restore: (StoredState, Set<String>, Bool, [String: Int]) -> Void
+    /// With a shared store: brings the named data sources (and the registrations) up to what the other
+    /// instances committed; resolves once done (after a restore, before the undone mutations fail).
+    var catchUp: ((Set<String>, Bool) -> Deferred<Void>)?
+    /// Called once a group is durable with the data sources it touched (the follower then applies what
+    /// other instances committed meanwhile, which it could not while the local change was in flight).
+    var durable: ((Set<String>) -> Void)?
+    /// Mutations in flight per data source, and those that change registrations.
+    private var inFlightPerDataSource: [String: Int] = [:]
+    private var registrationsInFlight = 0
 
     /// Counters for `stats`.
     private(set) var groupsWritten = 0
@@ -62,12 +78,16 @@ final class CommitPipeline {
     private(set) var mutationsWritten = 0
     private(set) var checkpointsWritten = 0
     private(set) var writeFailures = 0
+    /// Failed writes because another instance committed to the data source first.
+    private(set) var conflicts = 0
     /// Time the writer spent in transactions, and the time mutations waited to be durable (summed).
     private(set) var writeTime = Duration.zero
     private(set) var waitTime = Duration.zero
 
     struct Pending {
         var dataSources: Set<String>
+        /// The version of the data source before the mutation (`nil`: it did not exist, or none).
+        var previousVersion: Int?
         var registrations: Bool
         var added: ContinuousClock.Instant
         var done: Deferred<WireError?>
@@ -75,7 +95,7 @@ final class CommitPipeline {
 
     init(
         store: Store, model: StateModel, loop: EventLoop, logger: Logger,
-        restore: @escaping (StoredState, Set<String>, Bool) -> Void
+        restore: @escaping (StoredState, Set<String>, Bool, [String: Int]) -> Void
     ) {
         self.store = store
         self.model = model
@@ -119,17 +139,40 @@ final class CommitPipeline {
 
     /// Hands a committed mutation's records to the writer; `done` resolves with `nil` once they are
     /// durable, or with the error that undid them.
-    func add(_ records: [StoreRecord], dataSources: Set<String>, registrations: Bool) -> Deferred<WireError?> {
+    func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool) -> Deferred<WireError?> {
         let done = Deferred<WireError?>()
         if let unavailableReason {
             // Not reachable in practice: `commit` refuses first. Kept so a record is never silently dropped.
             done.resolve(WireError(.storageFailed, unavailableReason))
             return done
         }
-        inFlight.append(Pending(dataSources: dataSources, registrations: registrations, added: .now, done: done))
+        inFlight.append(Pending(dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, added: .now, done: done))
+        track(inFlight[inFlight.count - 1], by: 1)
         for record in records { account(record) }
         writer.add(records)
         return done
+    }
+
+    /// Whether a mutation of the data source is in flight (then what other instances committed waits).
+    /// A data source whose failed write is being undone counts as in flight until it is restored: its
+    /// memory still holds the changes that were not stored.
+    func hasInFlight(dataSource name: String) -> Bool {
+        inFlightPerDataSource[name] != nil || undoingDataSources.contains(name) || unrestoredDataSources.contains(name)
+    }
+
+    /// Whether a mutation of the registrations is in flight (or being undone).
+    var hasRegistrationsInFlight: Bool { registrationsInFlight > 0 || undoingRegistrations || unrestoredRegistrations }
+
+    /// What the failed write being undone touched (until it is restored).
+    private var undoingDataSources: Set<String> = []
+    private var undoingRegistrations = false
+
+    private func track(_ pending: Pending, by step: Int) {
+        for name in pending.dataSources {
+            let count = inFlightPerDataSource[name, default: 0] + step
+            inFlightPerDataSource[name] = count > 0 ? count : nil
+        }
+        if pending.registrations { registrationsInFlight += step }
     }
 
     /// On the event loop, after the writer wrote (or failed to write) the oldest mutations in flight.
@@ -145,16 +188,26 @@ final class CommitPipeline {
             // Copied out before the removal, so that the removal shifts the rest in place.
             let group = Array(inFlight[..<report.mutations])
             inFlight.removeFirst(report.mutations)
+            var touched = Set<String>()
             for pending in group {
                 waitTime += now - pending.added
+                track(pending, by: -1)
+                touched.formUnion(pending.dataSources)
                 pending.done.resolve(nil)
             }
             if inFlight.isEmpty { runParked() }
+            durable?(touched)
             scheduleCheckpoints()
             if report.needsMaintenance { maintain() }
         case .failure(let error):
             writeFailures += 1
-            undo(error: WireError(.storageFailed, "The change was not stored: \(error)"))
+            if (error as? StorageError)?.kind == .conflict {
+                conflicts += 1
+                // Another instance committed first: once caught up, the router runs the mutations again.
+                undo(error: WireError(.storageFailed, "The change was not stored: \(error)", details: ["conflict": true]))
+            } else {
+                undo(error: WireError(.storageFailed, "The change was not stored: \(error)"))
+            }
         }
     }
 
@@ -167,8 +220,15 @@ final class CommitPipeline {
         let pending = inFlight
         undoing = pending
         inFlight = []
+        for entry in pending { track(entry, by: -1) }
         let touched = pending.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
         let registrations = pending.contains { $0.registrations }
+        undoingDataSources = touched
+        undoingRegistrations = registrations
+        // The versions before the first undone mutation of each data source: what its views have seen.
+        for entry in pending.reversed() {
+            for name in entry.dataSources { seenVersions[name] = entry.previousVersion ?? -1 }
+        }
         for name in touched { logBytes[name] = nil }  // unknown until a checkpoint; scheduled again below
         logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
         reload(touched, registrations: registrations, after: error, delay: .milliseconds(100))
@@ -181,15 +241,25 @@ final class CommitPipeline {
     private func reload(_ touched: Set<String>, registrations: Bool, after error: WireError, delay: TimeAmount) {
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
+        let seen = seenVersions
         writer.perform { () throws -> StoredState in
-            try store.load(dataSources: touched, registrations: registrations)
+            guard let shared = store as? SharedStore else { return try store.load(dataSources: touched, registrations: registrations) }
+            // The versions the views have seen, when the store can still make them: the follower then
+            // applies what other instances committed since, change by change, as their views got it.
+            var state = StoredState()
+            if registrations { state.registrations = try shared.storedRegistrations() }
+            for name in touched.sorted() {
+                let version = seen[name].flatMap { $0 >= 0 ? $0 : nil }
+                if let stored = try shared.dataSource(named: name, atVersion: version) { state.dataSources.append(stored) }
+            }
+            return state
         }.whenComplete { result in
             let pipeline = bound.value
             let undone = pipeline.undoing
             pipeline.undoing = []
             switch result {
             case .success(let stored):
-                pipeline.restore(stored, touched, registrations)
+                pipeline.restore(stored, touched, registrations, seen)
                 pipeline.loaded(stored)
                 if pipeline.unavailableReason != nil {
                     pipeline.logger.notice("the store answers again; the state is restored", metadata: ["retries": "\(pipeline.restoreRetries)"])
@@ -198,6 +268,8 @@ final class CommitPipeline {
                 pipeline.unrestoredDataSources = []
                 pipeline.unrestoredRegistrations = false
             case .failure(let reloadError):
+                pipeline.undoingDataSources = []
+                pipeline.undoingRegistrations = false
                 pipeline.unrestoredDataSources = touched
                 pipeline.unrestoredRegistrations = registrations
                 pipeline.unavailableReason =
@@ -213,10 +285,21 @@ final class CommitPipeline {
                 }
                 return
             }
-            pipeline.restoring = false
-            for entry in undone { entry.done.resolve(error) }
-            pipeline.writer.resume()
-            pipeline.runParked()
+            pipeline.seenVersions = [:]
+            pipeline.undoingDataSources = []
+            pipeline.undoingRegistrations = false
+            let finish = {
+                let pipeline = bound.value
+                pipeline.restoring = false
+                for entry in undone { entry.done.resolve(error) }
+                pipeline.writer.resume()
+                pipeline.runParked()
+            }
+            if let catchUp = pipeline.catchUp {
+                catchUp(touched, registrations).whenResolved { finish() }
+            } else {
+                finish()
+            }
         }
     }
 

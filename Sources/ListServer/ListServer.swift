@@ -53,12 +53,13 @@ public final class ListServer: Sendable {
                 }
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
-                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations in
-                    bound.value.restore(stored, dataSources: touched, registrations: registrations)
+                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations, seen in
+                    bound.value.restore(stored, dataSources: touched, registrations: registrations, seen: seen)
                 }
                 pipeline.loaded(loaded)
                 if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }  // PostgreSQL flushes by itself
                 state.pipeline = pipeline
+                if let shared = opened.store as? SharedStore { state.follow(shared, pipeline: pipeline, loop: loop) }
             }
             if configuration.demo {
                 // Through the commit path, as any client's changes (the demo's data is valid by construction);
@@ -272,6 +273,10 @@ public final class ListServer: Sendable {
         // What was accepted is written before the store closes.
         while (try? await channel.eventLoop.submit { state.value.pipeline?.isIdle ?? true }.get()) == false {
             try? await Task.sleep(for: .milliseconds(5))
+        }
+        if let (store, reader) = try? await channel.eventLoop.submit({ state.value.follower.map { ($0.store, $0.reader) } }).get() {
+            store.stopFollowing()
+            try? await reader.shutdownGracefully()
         }
         if let (writer, background, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.background, $0.store) } }).get() {
             await CommitPipeline.close(writer: writer!, background: background, store: store)

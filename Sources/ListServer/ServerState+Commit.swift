@@ -59,12 +59,16 @@ extension ServerState {
     ///
     /// The change is made as the connection's user: refused with `permission-denied` when the policy
     /// does not allow it, and what it creates is owned by that user.
-    func commit(_ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator()) throws(WireError) -> Committed {
-        if let reason = pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
-        let actor = identity(of: connection)
-        try authorize(change, by: actor)
-        let change = owned(change, by: actor.uid)
-        let outcome = try model.apply(change, limits: changeLimits)
+    ///
+    /// A `followed` change is one another instance committed to the shared store (`StoreFollower`): it
+    /// was checked and stored there, so it is applied without limits or a policy and not stored again.
+    func commit(
+        _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false
+    ) throws(WireError) -> Committed {
+        let change = followed ? change : try authorized(change, connection: connection)
+        let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
+        let outcome = try model.apply(change, limits: followed ? .none : changeLimits)
+        if !followed, let follower { follower.touched(change.dataSourceName) }
         var committed = Committed(outcome: outcome)
         // A data-source change's event line: sent to the views, retained for views that resume, stored.
         var event: [UInt8]?
@@ -82,10 +86,12 @@ extension ServerState {
             retainedEvent = outcome.reloadData || (event?.count ?? .max) > RetainedEvents.maximumEventBytes ? nil : event
             dataSource.retained.append(dataSource.version, retainedEvent)
         }
-        if let pipeline {
+        if let pipeline, !followed {
             let records = model.records(of: change, outcome: outcome, event: retainedEvent)
             if !records.isEmpty {
-                committed.durable = pipeline.add(records, dataSources: change.dataSourceName.map { [$0] } ?? [], registrations: change.dataSourceName == nil)
+                committed.durable = pipeline.add(
+                    records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: previousVersion,
+                    registrations: change.dataSourceName == nil)
             }
         }
         switch change {
@@ -131,9 +137,20 @@ extension ServerState {
         return committed
     }
 
+    /// Refuses a change the store cannot take now or the connection's user may not make; else the
+    /// change with that user as the owner of what it creates.
+    private func authorized(_ change: StateChange, connection: ConnectionHandler?) throws(WireError) -> StateChange {
+        if let reason = pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
+        let actor = identity(of: connection)
+        try authorize(change, by: actor)
+        return owned(change, by: actor.uid)
+    }
+
     /// After a failed write: makes the touched data sources (and registrations) what the store holds,
-    /// so memory is as it was before the failed group.
-    func restore(_ stored: StoredState, dataSources touched: Set<String>, registrations: Bool) {
+    /// so memory is as it was before the failed group. `seen` has the versions their views were sent:
+    /// a data source read back at another version (a shared store's checkpoint is newer) tells its
+    /// views to reload.
+    func restore(_ stored: StoredState, dataSources touched: Set<String>, registrations: Bool, seen: [String: Int] = [:]) {
         if registrations { model.restoreRegistrations(stored.registrations) }
         let found = Dictionary(stored.dataSources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for name in touched {
@@ -151,6 +168,7 @@ extension ServerState {
                     if served.incarnation != restored.incarnation { served.retained.removeAll() }
                     served.model = restored
                     served.retained.removeVersions(after: restored.version)
+                    if let version = seen[name], version >= 0, version != restored.version { publishReload(of: served) }
                 } else {
                     dataSources[name] = makeDataSource(restored)
                 }

@@ -19,6 +19,8 @@ final class ServerState {
     var pipeline: CommitPipeline?
     /// The opened state directory and store (none with `--ephemeral`).
     var storage: StateStorage?
+    /// Follows the other instances sharing the store (PostgreSQL only).
+    var follower: StoreFollower?
     /// The data sources as served (their models and attached views), by name.
     var dataSources: [String: DataSource] = [:]
     /// Cell registrations, by name.

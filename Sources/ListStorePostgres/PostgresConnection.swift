@@ -44,6 +44,26 @@ final class PostgresConnection {
     /// Whether the connection is up (libpq notices a broken one when it is next used).
     var isConnected: Bool { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
 
+    /// The connection's socket, to wait on for notifications (`-1` when closed).
+    var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
+
+    /// Reads what the server sent (after the socket became readable) and returns the payloads of the
+    /// notifications received so far, oldest first.
+    ///
+    /// - Throws: `StorageError` (`io`) when the connection broke.
+    func notifications() throws(StorageError) -> [String] {
+        guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
+        guard PQconsumeInput(handle) == 1 else {
+            throw StorageError(.io, "PostgreSQL at \(displayName): \(Self.message(PQerrorMessage(handle)))")
+        }
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     /// Runs SQL without parameters (several statements allowed); returns the last result.
     @discardableResult
     func execute(_ sql: String) throws(StorageError) -> PostgresResult {
@@ -102,7 +122,11 @@ final class PostgresConnection {
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             PQclear(result)
             let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
-            throw StorageError(.io, "PostgreSQL at \(displayName): \(message)\(state.isEmpty ? "" : " (SQLSTATE \(state))") in: \(statement)")
+            // A unique key taken by another writer's commit (SQLSTATE 23505) is a conflict like a version
+            // taken by it: nothing of the transaction was stored.
+            throw StorageError(
+                state == "23505" ? .conflict : .io,
+                "PostgreSQL at \(displayName): \(message)\(state.isEmpty ? "" : " (SQLSTATE \(state))") in: \(statement)")
         }
         return PostgresResult(result)
     }

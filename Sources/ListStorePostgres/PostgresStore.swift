@@ -22,13 +22,19 @@ import ListStoreSQLite
 /// - `listd_registrations(position, name, registration)`.
 ///
 /// A write is one transaction, acknowledged once PostgreSQL committed it (`synchronous_commit` on, or
-/// off for the `periodic` sync mode). One listd uses a database at a time: it holds a session-level
-/// advisory lock, and a second one is refused.
-public final class PostgresStore: Store, @unchecked Sendable {
+/// off for the `periodic` sync mode). Several listd instances share a database: a write moves a data
+/// source's version on only from the version it continues (so versions are one order across
+/// instances), and its transaction sends a `NOTIFY` on the `listd` channel, which the other instances
+/// follow (`SharedStore`, in PostgresStore+Following.swift).
+public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// The schema this code writes.
     public static let schemaVersion = 1
-    /// The advisory lock key ("LSTD") one listd holds on the database.
+    /// The advisory lock key ("LSTD") that serializes schema migrations between instances.
     static let lockKey = 0x4C53_5444
+    /// The channel of the notifications.
+    static let channel = "listd"
+    /// This instance's name in its notifications (so that it skips its own).
+    let instance = PostgresStore.makeInstanceName()
 
     public var kind: String { "postgresql" }
     /// The server, without its password (for messages and `stats`).
@@ -39,6 +45,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
     let synchronousCommit: Bool
     var connection: PostgresConnection
     var sourceIDs: [String: Int] = [:]
+    /// The reading connection and the listening thread (PostgresStore+Following.swift).
+    let follower = Follower()
 
     /// Connects, takes the database's listd lock, and creates or migrates the schema.
     ///
@@ -46,8 +54,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
     ///   - uri: libpq's connection URI or `key=value` string.
     ///   - synchronousCommit: `false` lets a commit return before its WAL is flushed (the `periodic`
     ///     sync mode: a crash of the database server may lose the last fraction of a second).
-    /// - Throws: `StorageError`: `io` when PostgreSQL cannot be reached or refuses, `locked` when
-    ///   another listd uses the database, `newerSchema` when a newer listd made the schema.
+    /// - Throws: `StorageError`: `io` when PostgreSQL cannot be reached or refuses, `newerSchema` when
+    ///   a newer listd made the schema.
     public init(uri: String, synchronousCommit: Bool = true, retainVersions: Int = 10_000) throws(StorageError) {
         self.uri = uri
         self.synchronousCommit = synchronousCommit
@@ -58,20 +66,16 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try reloadSourceIDs()
     }
 
-    /// The session's settings and the database's listd lock (again after a reconnection).
+    /// The session's settings (again after a reconnection).
     private func prepareSession() throws(StorageError) {
         try connection.execute("SET synchronous_commit = \(synchronousCommit ? "on" : "off"); SET client_min_messages = warning")
-        let locked = try connection.query("SELECT pg_try_advisory_lock($1)", [.integer(Self.lockKey)])
-        guard locked.rowCount == 1, locked.int(0, 0) == 1 else {
-            connection.close()
-            throw StorageError(.locked, "Another listd uses the PostgreSQL database at \(connection.displayName).")
-        }
     }
 
     /// Reconnects when the connection broke (the server restarted, the network dropped).
     private func ensureConnected() throws(StorageError) {
         guard !connection.isConnected else { return }
         connection = try PostgresConnection(uri: uri)
+        follower.countReconnect()
         try prepareSession()
         try reloadSourceIDs()
     }
@@ -124,6 +128,17 @@ public final class PostgresStore: Store, @unchecked Sendable {
         }
     }
 
+    /// The row id of a data source (another instance may have created it since the ids were read).
+    private func sourceID(of name: String) throws(StorageError) -> Int {
+        if let id = sourceIDs[name] { return id }
+        let row = try connection.query("SELECT id FROM listd_data_sources WHERE name = $1", [.text(name)])
+        guard row.rowCount == 1 else {
+            throw StorageError(.conflict, "\(displayName): data source \"\(name)\" is not in the database: another writer dropped it.")
+        }
+        sourceIDs[name] = row.int(0, 0)
+        return row.int(0, 0)
+    }
+
     private func reloadSourceIDs() throws(StorageError) {
         let rows = try connection.query("SELECT id, name FROM listd_data_sources")
         sourceIDs = [:]
@@ -145,52 +160,62 @@ public final class PostgresStore: Store, @unchecked Sendable {
         var state = StoredState()
         // One snapshot of the database for everything read.
         try transaction(readOnly: true) { () throws(StorageError) in
-            if registrations {
-                let rows = try connection.query("SELECT registration FROM listd_registrations ORDER BY position")
-                for row in 0..<rows.rowCount {
-                    state.registrations.append(try StateCoding.decodeRegistration(rows.bytes(row, 0) ?? []))
-                }
-            }
+            if registrations { state.registrations = try Self.registrations(on: connection) }
             let sources = try connection.query(
                 "SELECT id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts FROM listd_data_sources ORDER BY id")
             for row in 0..<sources.rowCount {
-                let name = sources.text(row, 1)
-                if let names, !names.contains(name) { continue }
-                let id = sources.int(row, 0)
-                let checkpointVersion = sources.int(row, 3)
-                let parts = sources.int(row, 5)
-                let checkpointBytes =
-                    parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts)
-                var content: DataSourceContent
-                do {
-                    content = try StateCoding.decodeContent(checkpointBytes)
-                } catch {
-                    throw StorageError(.corrupt, "\(displayName): the checkpoint of data source \"\(name)\" does not read back: \(error)")
-                }
-                content.version = checkpointVersion
-                var stored = StoredDataSource(
-                    name: name, incarnation: sources.text(row, 2), checkpoint: content, checkpointBytes: checkpointBytes.count)
-                // Operations a checkpoint covers are not read (only their event lines, for resuming).
-                let log = try connection.query(
-                    """
-                    SELECT version, CASE WHEN version > $2 THEN operation END, changes
-                    FROM listd_change_log WHERE source = $1 ORDER BY version
-                    """, [.integer(id), .integer(checkpointVersion)])
-                var expected = checkpointVersion + 1
-                for entry in 0..<log.rowCount {
-                    let version = log.int(entry, 0)
-                    stored.retainedChanges.append((version, log.bytes(entry, 2)))
-                    guard version > checkpointVersion else { continue }
-                    guard version == expected, let operation = log.bytes(entry, 1) else {
-                        throw StorageError(.corrupt, "\(displayName): the log of data source \"\(name)\" misses version \(expected).")
-                    }
-                    expected += 1
-                    stored.tail.append((version, try StateCoding.decodeOperation(operation), operation.count))
-                }
-                state.dataSources.append(stored)
+                if let names, !names.contains(sources.text(row, 1)) { continue }
+                state.dataSources.append(try dataSource(sources, row, on: connection, upTo: nil))
             }
         }
         return state
+    }
+
+    /// The registrations, in creation order.
+    static func registrations(on connection: PostgresConnection) throws(StorageError) -> [Registration] {
+        let rows = try connection.query("SELECT registration FROM listd_registrations ORDER BY position")
+        var registrations: [Registration] = []
+        for row in 0..<rows.rowCount {
+            registrations.append(try StateCoding.decodeRegistration(rows.bytes(row, 0) ?? []))
+        }
+        return registrations
+    }
+
+    /// The data source of a row of `SELECT id, name, incarnation, checkpoint_version, checkpoint,
+    /// checkpoint_parts`: its checkpoint and the log after it, up to `version` when given.
+    func dataSource(_ sources: PostgresResult, _ row: Int, on connection: PostgresConnection, upTo version: Int?) throws(StorageError) -> StoredDataSource {
+        let name = sources.text(row, 1)
+        let id = sources.int(row, 0)
+        let checkpointVersion = sources.int(row, 3)
+        let parts = sources.int(row, 5)
+        let checkpointBytes =
+            parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts, on: connection)
+        var content: DataSourceContent
+        do {
+            content = try StateCoding.decodeContent(checkpointBytes)
+        } catch {
+            throw StorageError(.corrupt, "\(displayName): the checkpoint of data source \"\(name)\" does not read back: \(error)")
+        }
+        content.version = checkpointVersion
+        var stored = StoredDataSource(name: name, incarnation: sources.text(row, 2), checkpoint: content, checkpointBytes: checkpointBytes.count)
+        // Operations a checkpoint covers are not read (only their event lines, for resuming).
+        let log = try connection.query(
+            """
+            SELECT version, CASE WHEN version > $2 THEN operation END, changes
+            FROM listd_change_log WHERE source = $1 AND version <= $3 ORDER BY version
+            """, [.integer(id), .integer(checkpointVersion), .integer(version.flatMap { $0 >= checkpointVersion ? $0 : nil } ?? Int(Int64.max))])
+        var expected = checkpointVersion + 1
+        for entry in 0..<log.rowCount {
+            let version = log.int(entry, 0)
+            stored.retainedChanges.append((version, log.bytes(entry, 2)))
+            guard version > checkpointVersion else { continue }
+            guard version == expected, let operation = log.bytes(entry, 1) else {
+                throw StorageError(.corrupt, "\(displayName): the log of data source \"\(name)\" misses version \(expected).")
+            }
+            expected += 1
+            stored.tail.append((version, try StateCoding.decodeOperation(operation), operation.count))
+        }
+        return stored
     }
 
     public func write(_ records: [StoreRecord]) throws(StorageError) {
@@ -230,7 +255,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
         var ids: [Int] = []
         var range: [Int: (oldest: Int, newest: Int, name: String)] = [:]
         for change in changes {
-            guard let id = sourceIDs[change.name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(change.name)\".") }
+            let id = try sourceID(of: change.name)
             ids.append(id)
             if let known = range[id] {
                 range[id] = (min(known.oldest, change.version), max(known.newest, change.version), change.name)
@@ -239,9 +264,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
             }
         }
         for (id, versions) in range.sorted(by: { $0.key < $1.key }) {  // in id order: no deadlock between writers
+            // The other instances learn of the new version once the transaction commits.
             let moved = try connection.query(
-                "UPDATE listd_data_sources SET version = $2 WHERE id = $1 AND version = $3",
-                [.integer(id), .integer(versions.newest), .integer(versions.oldest - 1)])
+                "UPDATE listd_data_sources SET version = $2 WHERE id = $1 AND version = $3 RETURNING pg_notify('\(Self.channel)', $4)",
+                [.integer(id), .integer(versions.newest), .integer(versions.oldest - 1), .text(notice(changed: versions.name, version: versions.newest))])
             guard moved.affectedRows == 1 else {
                 let stored = try connection.query("SELECT version FROM listd_data_sources WHERE id = $1", [.integer(id)])
                 throw StorageError(
@@ -273,15 +299,18 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 "INSERT INTO listd_data_sources(name, incarnation, version, checkpoint_version, checkpoint) VALUES ($1, $2, $3, $3, $4) RETURNING id",
                 [.text(name), .text(incarnation), .integer(version), .bytes(content)])
             sourceIDs[name] = row.int(0, 0)
+            try notify(Notice.dataSources)
         case .dropDataSource(let name):
-            guard let id = sourceIDs.removeValue(forKey: name) else { return }
+            guard let id = try? sourceID(of: name) else { return }
+            sourceIDs[name] = nil
             try connection.query("DELETE FROM listd_change_log WHERE source = $1", [.integer(id)])
             try connection.query("DELETE FROM listd_checkpoint_parts WHERE source = $1", [.integer(id)])
             try connection.query("DELETE FROM listd_data_sources WHERE id = $1", [.integer(id)])
+            try notify(Notice.dataSources)
         case .change:
             break  // inserted in batches
         case .checkpoint(let name, let version, let content):
-            guard let id = sourceIDs[name] else { throw StorageError(.corrupt, "\(displayName): no stored data source \"\(name)\".") }
+            let id = try sourceID(of: name)
             try connection.query("DELETE FROM listd_checkpoint_parts WHERE source = $1", [.integer(id)])
             // Stored as parts when large, as a checkpoint written in steps is.
             let parts = content.count > CheckpointWrite.partBytes ? Array(stride(from: 0, to: content.count, by: CheckpointWrite.partBytes)) : []
@@ -298,8 +327,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
         case .register(let name, let registration):
             try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])
             try connection.query("INSERT INTO listd_registrations(name, registration) VALUES ($1, $2)", [.text(name), .bytes(registration)])
+            try notify(Notice.registrations)
         case .unregister(let name):
             try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])
+            try notify(Notice.registrations)
         }
     }
 
@@ -331,7 +362,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 "SELECT id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts FROM listd_data_sources ORDER BY id")
             for row in 0..<sources.rowCount {
                 let (id, name, version, parts) = (sources.int(row, 0), sources.text(row, 1), sources.int(row, 3), sources.int(row, 5))
-                let content = parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: version, count: parts)
+                let content = parts == 0 ? sources.bytes(row, 4) ?? [] : try checkpointParts(of: id, name: name, version: version, count: parts, on: connection)
                 let log = try connection.query(
                     "SELECT version, operation, changes FROM listd_change_log WHERE source = $1 ORDER BY version", [.integer(id)])
                 // The embedded store's log starts after its first checkpoint: versions it covers are
@@ -351,13 +382,14 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
 
     public func close() {
+        stopFollowing()
         connection.close()
     }
 
     // MARK: Helpers
 
     /// The parts of a checkpoint, joined.
-    func checkpointParts(of id: Int, name: String, version: Int, count: Int) throws(StorageError) -> [UInt8] {
+    func checkpointParts(of id: Int, name: String, version: Int, count: Int, on connection: PostgresConnection) throws(StorageError) -> [UInt8] {
         let parts = try connection.query(
             "SELECT position, bytes FROM listd_checkpoint_parts WHERE source = $1 AND version = $2 ORDER BY position LIMIT $3",
             [.integer(id), .integer(version), .integer(count)])
@@ -374,6 +406,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     /// Runs `body` in one transaction: all of it, or (when it throws) none.
     func transaction(readOnly: Bool = false, _ body: () throws(StorageError) -> Void) throws(StorageError) {
+        try Self.transaction(on: connection, readOnly: readOnly, body)
+    }
+
+    /// Runs `body` in one transaction on `connection`.
+    static func transaction(on connection: PostgresConnection, readOnly: Bool = false, _ body: () throws(StorageError) -> Void) throws(StorageError) {
         try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do throws(StorageError) {
             try body()

@@ -1,0 +1,87 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListWire
+import NIOCore
+
+/// Changes other instances committed to a shared store, applied to this instance's state (see
+/// `StoreFollower`, which decides what to apply when).
+extension ServerState {
+    /// Starts following the other instances that share `store`.
+    func follow(_ store: SharedStore, pipeline: CommitPipeline, loop: EventLoop) {
+        let follower = StoreFollower(store: store, state: self, pipeline: pipeline, loop: loop, logger: logger)
+        self.follower = follower
+        follower.start()
+    }
+
+    /// Applies a change another instance committed, through the commit path (without storing it), and
+    /// publishes it to this instance's views at once as a local change is once stored.
+    func publishFollowed(_ change: StateChange) throws(WireError) {
+        let committed = try commit(change, connection: nil, followed: true)
+        if let (dataSource, event) = committed.broadcast { broadcast(event, to: dataSource) }
+        for action in committed.afterReply { action() }
+    }
+
+    /// Serves a data source as another instance stored it, read whole. Views of the same incarnation
+    /// reload (a `changes` event with `reloadData`); views of another incarnation are told it was
+    /// dropped. Returns false when nothing changed (the version held here is as new).
+    func serveFollowed(_ stored: StoredDataSource) -> Bool {
+        let name = stored.name
+        let served = dataSources[name]
+        let storedVersion = stored.tail.last?.version ?? stored.checkpoint.version
+        if let served, served.incarnation == stored.incarnation, served.version >= storedVersion { return false }
+        do {
+            try model.restore(stored)
+        } catch {
+            logger.error("cannot serve a data source another instance stored", metadata: ["dataSource": "\(name)", "error": "\(error)"])
+            return false
+        }
+        let restored = model.dataSources[name]!
+        if let served, served.incarnation == restored.incarnation {
+            served.model = restored
+            served.retained.removeAll()
+            publishReload(of: served)
+        } else {
+            if let served {
+                for view in served.attachedViews { view.connection.viewDropped(view, reason: "made again by another listd") }
+            }
+            let dataSource = makeDataSource(restored)
+            for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
+            dataSources[name] = dataSource
+        }
+        return true
+    }
+
+    /// Drops a data source another instance dropped; its views are told.
+    func dropFollowed(_ name: String) {
+        guard let dropped = dataSources.removeValue(forKey: name) else { return }
+        model.forget(dataSource: name)
+        for view in dropped.attachedViews { view.connection.viewDropped(view) }
+    }
+
+    /// Makes the registrations the stored ones; the reuse pools of registrations deleted or defined
+    /// otherwise drain, as after `unregister`.
+    func restoreFollowedRegistrations(_ stored: [Registration]) {
+        let current = model.registrations
+        let kept = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        let changed = current.values.filter { registration in kept[registration.name].map { $0.definition != registration.definition } ?? true }
+        guard !changed.isEmpty || stored.count != current.count || stored.map(\.name) != model.registrationOrder else { return }
+        model.restoreRegistrations(stored)
+        for registration in changed {
+            for dataSource in dataSources.values {
+                for view in dataSource.attachedViews { view.cells.drain(registration: registration.name) }
+            }
+        }
+    }
+
+    /// Tells the views of a data source to reload everything (a `changes` event with `reloadData`, at
+    /// its current version): its state was read whole rather than followed change by change.
+    func publishReload(of dataSource: DataSource) {
+        var changes = JSONWriter(capacity: 64)
+        changes.changes(StagedChanges(), reloadData: true)
+        let event = dataSource.changesEvent(changesJSON: changes.bytes)
+        for view in dataSource.attachedViews { view.connection.sendEvent(event) }
+        eventsSent += dataSource.views.count
+        CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
+    }
+}
