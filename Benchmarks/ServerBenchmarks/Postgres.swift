@@ -1,7 +1,8 @@
 // `server-benchmarks postgres`: the PostgreSQL store against the embedded SQLite store in one run, both
 // `--sync always`: single-item appends over 50 connections (unpipelined and 16 in flight) and the apply
-// of a 100k-item snapshot. It starts its own PostgreSQL (`PostgresTestServer`: initdb into a temporary
-// directory, listening only on a Unix socket there).
+// of a 100k-item snapshot, with a second listd on the same database following every change; then the
+// time from a write on one instance to its event on a view of the other. It starts its own PostgreSQL
+// (`PostgresTestServer`: initdb into a temporary directory, listening only on a Unix socket there).
 
 import ListClient
 import PostgresTestServer
@@ -24,8 +25,11 @@ func postgresBenchmark() {
     let postgresSocket = "/tmp/listd-bench-postgres-\(getpid()).sock"
     let sqlitePID = startListd(socket: sqliteSocket, storage: ["--state-directory", sqliteDirectory, "--sync", "always"])
     let postgresPID = startListd(socket: postgresSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
+    // The second instance follows everything the first one writes (as a host with views would).
+    let followerSocket = "/tmp/listd-bench-follower-\(getpid()).sock"
+    let followerPID = startListd(socket: followerSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
     defer {
-        for pid in [sqlitePID, postgresPID] {
+        for pid in [sqlitePID, postgresPID, followerPID] {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
@@ -48,4 +52,41 @@ func postgresBenchmark() {
     let sqliteApply = applyMilliseconds(socket: sqliteSocket)
     let postgresApply = applyMilliseconds(socket: postgresSocket)
     print("apply of a 100k-item snapshot: SQLite \(fixed(sqliteApply, 1)) ms, PostgreSQL \(fixed(postgresApply, 1)) ms (\(fixed(postgresApply / sqliteApply, 2))×)")
+    if let lag = try? LineConnection(path: followerSocket).request(["cmd": "stats"])["result"]?["storage"]?["shared"] {
+        print("the second instance after the runs: \(lag)")
+    }
+    crossInstanceLatency(writer: postgresSocket, follower: followerSocket)
+}
+
+/// The time from sending an append to one instance to its `changes` event on a view of the other, one
+/// write at a time (the writer's reply is read after the event), 3,000 writes after 200 of warm-up.
+func crossInstanceLatency(writer: String, follower: String) {
+    do {
+        let write = try LineConnection(path: writer)
+        _ = try write.request(["cmd": "appendSections", "dataSource": "latency", "sections": ["s"]])
+        let view = try LineConnection(path: follower)
+        var attached = try view.request(["cmd": "attach", "dataSource": "latency", "view": "v"])
+        for _ in 0..<200 where attached["ok"] != true {
+            usleep(10_000)  // the data source reaches the other instance first
+            attached = try view.request(["cmd": "attach", "dataSource": "latency", "view": "v"])
+        }
+        var samples: [UInt64] = []
+        for index in 0..<3_200 {
+            let started = nanoseconds()
+            try write.send(bytes: appendLine(dataSource: "latency", item: "i\(index)"))
+            guard let event = try view.readLine(timeout: .seconds(10)) else { throw ClientError("the view closed") }
+            let arrived = nanoseconds()
+            guard let reply = try write.readLine(timeout: .seconds(10)), reply.starts(with: Array(#"{"ok":true"#.utf8)) else {
+                throw ClientError("the write failed")
+            }
+            _ = event
+            if index >= 200 { samples.append(arrived - started) }
+        }
+        samples.sort()
+        print("write on one instance → event on a view of the other (3,000 writes, one at a time): "
+            + "p50 \(fixed(percentile(samples, 0.5) / 1_000, 2)) ms, p99 \(fixed(percentile(samples, 0.99) / 1_000, 2)) ms, "
+            + "max \(fixed(Double(samples.last ?? 0) / 1_000_000, 2)) ms")
+    } catch {
+        print("cross-instance latency: \(error)")
+    }
 }

@@ -89,6 +89,8 @@ final class CommitPipeline {
         /// The version of the data source before the mutation (`nil`: it did not exist, or none).
         var previousVersion: Int?
         var registrations: Bool
+        /// The mutation's number, in the order of `add`.
+        var sequence: Int
         var added: ContinuousClock.Instant
         var done: Deferred<WireError?>
     }
@@ -146,7 +148,11 @@ final class CommitPipeline {
             done.resolve(WireError(.storageFailed, unavailableReason))
             return done
         }
-        inFlight.append(Pending(dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, added: .now, done: done))
+        inFlight.append(
+            Pending(
+                dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, sequence: nextSequence, added: .now,
+                done: done))
+        nextSequence += 1
         track(inFlight[inFlight.count - 1], by: 1)
         for record in records { account(record) }
         writer.add(records)
@@ -195,6 +201,10 @@ final class CommitPipeline {
                 touched.formUnion(pending.dataSources)
                 pending.done.resolve(nil)
             }
+            if let last = group.last { durableSequence = last.sequence }
+            let ready = awaitingDurable.filter { $0.sequence <= durableSequence }
+            awaitingDurable.removeAll { $0.sequence <= durableSequence }
+            for entry in ready { entry.promise.succeed(()) }
             if inFlight.isEmpty { runParked() }
             durable?(touched)
             scheduleCheckpoints()
@@ -225,6 +235,9 @@ final class CommitPipeline {
         let registrations = pending.contains { $0.registrations }
         undoingDataSources = touched
         undoingRegistrations = registrations
+        let waiting = awaitingDurable
+        awaitingDurable = []
+        for entry in waiting { entry.promise.fail(WriteFailedBefore()) }
         // The versions before the first undone mutation of each data source: what its views have seen.
         for entry in pending.reversed() {
             for name in entry.dataSources { seenVersions[name] = entry.previousVersion ?? -1 }
@@ -342,6 +355,10 @@ final class CommitPipeline {
     private func scheduleCheckpoints() {
         for (name, bytes) in logBytes where bytes >= max(1 << 20, (checkpointBytes[name] ?? 0) / 2) && !checkpointing.contains(name) {
             guard let dataSource = model.dataSources[name] else { continue }
+            // With a shared store, memory holding a change in flight need not be what the store will
+            // hold at that version (another instance may win it): the checkpoint is written only once
+            // the last mutation in flight now is durable, and dropped when a write fails before.
+            let durableFirst = store is SharedStore && hasInFlight(dataSource: name) ? inFlight.last?.sequence : nil
             checkpointing.insert(name)
             let content = dataSource.content
             let incarnation = dataSource.incarnation
@@ -350,6 +367,8 @@ final class CommitPipeline {
             let bound = NIOLoopBound(self, eventLoop: loop)
             let writer = self.writer!
             background.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
+                bound.value.whenDurable(durableFirst).map { encoded }
+            }.flatMap { encoded in
                 let checkpoint = CheckpointBox(
                     CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded))
                 return writer.performInSteps { () throws -> CheckpointProgress? in
@@ -362,6 +381,22 @@ final class CommitPipeline {
         }
     }
 
+    /// Succeeds once the mutation numbered `sequence` is durable (at once for `nil`); fails when a write
+    /// fails first.
+    private func whenDurable(_ sequence: Int?) -> EventLoopFuture<Void> {
+        guard let sequence, sequence > durableSequence else { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        awaitingDurable.append((sequence, promise))
+        return promise.futureResult
+    }
+
+    /// Mutations are numbered as they are added; the newest durable one; what waits for a number.
+    private var nextSequence = 0
+    private var durableSequence = -1
+    private var awaitingDurable: [(sequence: Int, promise: EventLoopPromise<Void>)] = []
+
+    private struct WriteFailedBefore: Error {}
+
     /// A checkpoint carried from one step of its write to the next (only the writer thread touches it).
     private final class CheckpointBox: @unchecked Sendable {
         var write: CheckpointWrite
@@ -371,7 +406,7 @@ final class CommitPipeline {
     private func checkpointed(_ name: String, incarnation: String, covered: Int, _ result: Result<CheckpointProgress, Error>) {
         checkpointing.remove(name)
         switch result {
-        case .success(.skipped), .success(.partial):
+        case .success(.skipped), .success(.partial), .failure(is WriteFailedBefore):
             break  // not applicable any more (dropped, or a failed write made the content run ahead)
         case .success(.done(let size)):
             checkpointsWritten += 1

@@ -108,6 +108,26 @@ struct SharedPostgresTests {
         #expect(try eventually { try second.request(["cmd": "registrations"]).result()["registrations"] == [] })
     }
 
+    /// A data source dropped through one instance is dropped on the other (its views are told), and one
+    /// made again under the same name is served there afresh.
+    @Test func dropsAndNewIncarnationsReachTheOtherInstance() throws {
+        let postgres = try PostgresTestServer()
+        let first = try Daemon(arguments: ["--postgres", postgres.uri])
+        let second = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try first.request(["cmd": "appendSections", "dataSource": "d", "sections": ["old"]])["ok"] == true)
+        #expect(try eventually { try snapshot(second, "d") != nil })
+        let view = try second.connect()
+        _ = try view.request(["cmd": "attach", "dataSource": "d", "view": "v"]).result()
+        #expect(try first.request(["cmd": "dropDataSource", "dataSource": "d"])["ok"] == true)
+        let dropped = try view.readJSON(timeout: .seconds(30))
+        #expect(dropped?["event"] == "dropped" && dropped?["view"] == "v", "\(String(describing: dropped))")
+        #expect(try second.request(["cmd": "snapshot", "dataSource": "d"])["error"]?["code"] == "data-source-not-found")
+        #expect(try first.request(["cmd": "appendSections", "dataSource": "d", "sections": ["new"]])["ok"] == true)
+        #expect(try eventually { try snapshot(second, "d")?["sections"]?.arrayValue.first?["id"] == "new" })
+        let incarnations = try [first, second].map { try $0.request(["cmd": "listDataSources"]).result() }
+        #expect(incarnations[0] == incarnations[1])
+    }
+
     /// Writers through both instances append to one data source at once: every acknowledged write is
     /// there, nothing else, versions in the database are contiguous, and views of both instances get
     /// every version once, in order, ending on the same snapshot.
