@@ -25,35 +25,44 @@ func postgresBenchmark() {
     let postgresSocket = "/tmp/listd-bench-postgres-\(getpid()).sock"
     let sqlitePID = startListd(socket: sqliteSocket, storage: ["--state-directory", sqliteDirectory, "--sync", "always"])
     let postgresPID = startListd(socket: postgresSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
-    // The second instance follows everything the first one writes (as a host with views would).
+    // A second instance on the same database, running for some of the runs: it follows everything the
+    // first one writes (as another host with views would), on the same two cores here.
     let followerSocket = "/tmp/listd-bench-follower-\(getpid()).sock"
-    let followerPID = startListd(socket: followerSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
+    var followerPID: pid_t = 0
     defer {
-        for pid in [sqlitePID, postgresPID, followerPID] {
+        for pid in [sqlitePID, postgresPID, followerPID] where pid != 0 {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
     }
     print("— appendItems, SQLite against PostgreSQL (both --sync always), three rounds —")
-    for (connections, pipeline, perConnection) in [(50, 1, 2_000), (50, 16, 4_000)] {
+    for (connections, pipeline, perConnection, following) in [(50, 1, 2_000, true), (50, 1, 2_000, false), (50, 16, 4_000, true)] {
+        if following && followerPID == 0 {
+            followerPID = startListd(socket: followerSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
+        } else if !following && followerPID != 0 {
+            stopProcess(followerPID)
+            followerPID = 0
+        }
+        let setting = following ? "with a second instance following" : "one instance"
         var ratios: [Double] = []
         for round in 0..<3 {
             let sqlite = appendThroughput(socket: sqliteSocket, connections: connections, pipeline: pipeline, perConnection: perConnection, tag: "s\(pipeline)-\(round)")
             let postgresRun = appendThroughput(
-                socket: postgresSocket, connections: connections, pipeline: pipeline, perConnection: perConnection, tag: "p\(pipeline)-\(round)")
+                socket: postgresSocket, connections: connections, pipeline: pipeline, perConnection: perConnection,
+                tag: "p\(pipeline)-\(following)-\(round)")
             ratios.append(postgresRun.requestsPerSecond / sqlite.requestsPerSecond)
-            print("  PostgreSQL/SQLite at \(connections)×\(pipeline): \(fixed(ratios.last!, 2))× the throughput, PostgreSQL p99 \(fixed(postgresRun.p99 / 1_000, 2)) ms, "
-                + "SQLite p99 \(fixed(sqlite.p99 / 1_000, 2)) ms")
+            print("  PostgreSQL (\(setting))/SQLite at \(connections)×\(pipeline): \(fixed(ratios.last!, 2))× the throughput, "
+                + "PostgreSQL p99 \(fixed(postgresRun.p99 / 1_000, 2)) ms, SQLite p99 \(fixed(sqlite.p99 / 1_000, 2)) ms")
         }
         ratios.sort()
-        print("PostgreSQL/SQLite at \(connections)×\(pipeline): median \(fixed(ratios[1], 2))×")
+        print("PostgreSQL (\(setting))/SQLite at \(connections)×\(pipeline): median \(fixed(ratios[1], 2))× (\(fixed(ratios[0], 2))–\(fixed(ratios[2], 2)))")
     }
     let sqliteApply = applyMilliseconds(socket: sqliteSocket)
     let postgresApply = applyMilliseconds(socket: postgresSocket)
     print("apply of a 100k-item snapshot: SQLite \(fixed(sqliteApply, 1)) ms, PostgreSQL \(fixed(postgresApply, 1)) ms (\(fixed(postgresApply / sqliteApply, 2))×)")
     if let lag = try? LineConnection(path: followerSocket).request(["cmd": "stats"])["result"]?["storage"]?["shared"] {
-        print("the second instance after the runs: \(lag)")
+        print("the second instance after the runs (\(fixed(cpuSeconds(followerPID), 1)) s of CPU; the writing one \(fixed(cpuSeconds(postgresPID), 1)) s): \(lag)")
     }
     crossInstanceLatency(writer: postgresSocket, follower: followerSocket)
 }

@@ -61,9 +61,11 @@ extension ServerState {
     /// does not allow it, and what it creates is owned by that user.
     ///
     /// A `followed` change is one another instance committed to the shared store (`StoreFollower`): it
-    /// was checked and stored there, so it is applied without limits or a policy and not stored again.
+    /// was checked and stored there, so it is applied without limits or a policy and not stored again;
+    /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
-        _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false
+        _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
+        storedEvent: [UInt8]? = nil
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
@@ -75,7 +77,9 @@ extension ServerState {
         var retainedEvent: [UInt8]?
         if case .dataSource(let name, _, _, let operation) = change {
             let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
-            if case .setLayout = operation {
+            if let storedEvent {
+                event = storedEvent  // the committing instance's line, the same bytes this one would make
+            } else if case .setLayout = operation {
                 event = Self.layoutChangedEvent(dataSource)
             } else if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) {
                 var changes = JSONWriter(capacity: 192)

@@ -15,9 +15,10 @@ extension ServerState {
     }
 
     /// Applies a change another instance committed, through the commit path (without storing it), and
-    /// publishes it to this instance's views at once as a local change is once stored.
-    func publishFollowed(_ change: StateChange) throws(WireError) {
-        let committed = try commit(change, connection: nil, followed: true)
+    /// publishes it to this instance's views at once as a local change is once stored: with the event
+    /// line the committing instance stored (`storedEvent`), else one made here.
+    func publishFollowed(_ change: StateChange, storedEvent: [UInt8]?) throws(WireError) {
+        let committed = try commit(change, connection: nil, followed: true, storedEvent: storedEvent)
         if let (dataSource, event) = committed.broadcast { broadcast(event, to: dataSource) }
         for action in committed.afterReply { action() }
     }

@@ -176,7 +176,8 @@ final class StoreFollower {
                 return
             }
             do {
-                try state.publishFollowed(.dataSource(name: name, ifVersion: change.version - 1, createAs: nil, change.operation))
+                try state.publishFollowed(
+                    .dataSource(name: name, ifVersion: change.version - 1, createAs: nil, change.operation), storedEvent: change.changes)
                 changesFollowed += 1
             } catch {
                 logger.error(

@@ -68,8 +68,7 @@ extension PostgresStore {
             var found = FollowedChanges.missing
             try Self.transaction(on: reader, readOnly: true) { () throws(StorageError) in
                 let source = try reader.query(
-                    "SELECT id, incarnation, checkpoint_version, version, checkpoint, checkpoint_parts FROM listd_data_sources WHERE name = $1",
-                    [.text(name)])
+                    "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", [.text(name)])
                 guard source.rowCount == 1 else { return }
                 let (id, incarnation, checkpointVersion, newest) = (source.int(0, 0), source.text(0, 1), source.int(0, 2), source.int(0, 3))
                 guard newest > version else {
@@ -88,11 +87,12 @@ extension PostgresStore {
                     if let operation = log.bytes(row, 1), operation != StateCoding.noOperation {
                         changes.append(FollowedChange(version: logged, operation: try StateCoding.decodeOperation(operation), changes: events))
                     } else if logged == checkpointVersion {
-                        // A whole snapshot, stored as the checkpoint it made.
-                        let parts = source.int(0, 5)
+                        // A whole snapshot, stored as the checkpoint it made (read only then: it may be large).
+                        let stored = try reader.query("SELECT checkpoint, checkpoint_parts FROM listd_data_sources WHERE id = $1", [.integer(id)])
+                        let parts = stored.int(0, 1)
                         let bytes =
                             parts == 0
-                            ? source.bytes(0, 4) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts, on: reader)
+                            ? stored.bytes(0, 0) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts, on: reader)
                         let content = try StateCoding.decodeContent(bytes)
                         changes.append(
                             FollowedChange(version: logged, operation: .replaceSnapshot(content.snapshot, reloadData: events == nil), changes: events))
