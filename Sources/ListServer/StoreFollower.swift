@@ -26,13 +26,12 @@ final class StoreFollower {
     let reader: NIOThreadPool
     private let logger: Logger
 
-    /// Data sources being read, with what waits for them; those to read again once the read returns.
-    private var reading: [String: [Deferred<Void>]] = [:]
-    private var readAgain: Set<String> = []
-    private var comparing = false
-    private var compareAgain = false
-    private var readingRegistrations: [Deferred<Void>]?
-    private var registrationsAgain = false
+    /// The reads under way: of each data source, of every data source's version, of the registrations.
+    private var reads: [String: SerialRead] = [:]
+    private var comparison = SerialRead()
+    private var registrationRead = SerialRead()
+    /// Registrations to read again once the local registration change in flight is stored.
+    private var pendingRegistrations = false
     /// Local changes, counted, and the count at each data source's (and the registrations') last one:
     /// a comparison read before a local change does not undo it.
     private var touches = 0
@@ -87,11 +86,7 @@ final class StoreFollower {
         switch notice {
         case .changed(let name, let version):
             newestKnown[name] = max(newestKnown[name] ?? 0, version)
-            if let dataSource = state.dataSources[name] {
-                if version > dataSource.version { _ = catchUp(name) }
-            } else {
-                compare()
-            }
+            if version > state.dataSources[name]?.version ?? -1 { _ = catchUp(name) }
         case .dataSources:
             compare()
         case .registrations:
@@ -118,21 +113,16 @@ final class StoreFollower {
         return done
     }
 
-    /// Reads and applies the data source's versions after the one held here; resolves once applied.
+    /// Reads and applies the data source's versions after the one held here (reads it whole when it is
+    /// not served here, or cannot be followed change by change); resolves once applied.
     func catchUp(_ name: String) -> Deferred<Void> {
         let done = Deferred<Void>()
-        if reading[name] != nil {
-            reading[name]!.append(done)
-            readAgain.insert(name)
-            return done
-        }
-        reading[name] = [done]
-        read(name)
+        if reads[name, default: SerialRead()].ask(done) { read(name) }
         return done
     }
 
     private func read(_ name: String) {
-        guard let dataSource = state.dataSources[name] else { return finishReading(name) }
+        guard let dataSource = state.dataSources[name] else { return reloadWhole(name) { [self] in finishReading(name) } }
         let (version, incarnation) = (dataSource.version, dataSource.incarnation)
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
@@ -146,7 +136,11 @@ final class StoreFollower {
     private func read(_ name: String, incarnation: String, _ result: Result<FollowedChanges, Error>) {
         switch result {
         case .success(.changes(let stored, let changes)) where stored == incarnation:
-            apply(changes, to: name, incarnation: incarnation)
+            switch apply(changes, to: name, incarnation: incarnation) {
+            case .applied: break
+            case .readAgain: reads[name]?.askAgain()
+            case .readWhole: return reloadWhole(name) { [self] in finishReading(name) }
+            }
         case .success(.changes), .success(.gap):
             return reloadWhole(name) { [self] in finishReading(name) }
         case .success(.missing):
@@ -158,23 +152,30 @@ final class StoreFollower {
     }
 
     private func finishReading(_ name: String) {
-        if readAgain.remove(name) != nil, state.dataSources[name] != nil {
-            read(name)
-            return
-        }
-        let waiting = reading.removeValue(forKey: name) ?? []
-        for entry in waiting { entry.resolve(()) }
+        guard let finished = reads[name]?.finish() else { return }
+        if finished.runAgain { return read(name) }
+        reads[name] = nil
+        for entry in finished.waiting { entry.resolve(()) }
+    }
+
+    /// What applying the changes read left to do.
+    private enum Applied {
+        /// Nothing (or what remains waits for a local change in flight, which asks again once durable).
+        case applied
+        /// Read again from the version held now (the changes did not start right after it).
+        case readAgain
+        /// Read the data source whole (a change did not apply here).
+        case readWhole
     }
 
     /// Applies changes read from the store, in order, from the version after the one held here.
-    private func apply(_ changes: [FollowedChange], to name: String, incarnation: String) {
+    private func apply(_ changes: [FollowedChange], to name: String, incarnation: String) -> Applied {
         for change in changes {
-            guard let dataSource = state.dataSources[name], dataSource.incarnation == incarnation, !pipeline.hasInFlight(dataSource: name) else { return }
-            if change.version <= dataSource.version { continue }
-            guard change.version == dataSource.version + 1 else {
-                readAgain.insert(name)
-                return
+            guard let dataSource = state.dataSources[name], dataSource.incarnation == incarnation, !pipeline.hasInFlight(dataSource: name) else {
+                return .applied
             }
+            if change.version <= dataSource.version { continue }
+            guard change.version == dataSource.version + 1 else { return .readAgain }
             do {
                 try state.publishFollowed(
                     .dataSource(name: name, ifVersion: change.version - 1, createAs: nil, change.operation), storedEvent: change.changes)
@@ -183,10 +184,10 @@ final class StoreFollower {
                 logger.error(
                     "a change another instance committed does not apply here; reading the data source whole",
                     metadata: ["dataSource": "\(name)", "version": "\(change.version)", "error": "\(error.message)"])
-                reloadWhole(name) {}
-                return
+                return .readWhole
             }
         }
+        return .applied
     }
 
     /// Reads a data source whole and serves it as stored (its views reload, or learn it was dropped).
@@ -220,11 +221,10 @@ final class StoreFollower {
     /// Compares every data source with the store: serves the ones created elsewhere, drops the ones
     /// dropped elsewhere, reads the ones made again elsewhere whole, catches up the ones behind.
     func compare() {
-        if comparing {
-            compareAgain = true
-            return
-        }
-        comparing = true
+        if comparison.ask() { readVersions() }
+    }
+
+    private func readVersions() {
         let since = touches
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
@@ -234,7 +234,6 @@ final class StoreFollower {
     }
 
     private func compared(_ result: Result<[StoredVersion], Error>, since: Int) {
-        comparing = false
         switch result {
         case .success(let versions):
             var stored = Set<String>()
@@ -246,12 +245,8 @@ final class StoreFollower {
                     skipped = true
                     continue
                 }
-                if let dataSource = state.dataSources[entry.name], dataSource.incarnation == entry.incarnation {
-                    if entry.version > dataSource.version { _ = catchUp(entry.name) }
-                } else if reading[entry.name] == nil {
-                    reading[entry.name] = []
-                    reloadWhole(entry.name) { [self] in finishReading(entry.name) }
-                }
+                let served = state.dataSources[entry.name]
+                if served?.incarnation != entry.incarnation || entry.version > served?.version ?? -1 { _ = catchUp(entry.name) }
             }
             for name in state.dataSources.keys where !stored.contains(name) {
                 if pipeline.hasInFlight(dataSource: name) || (lastTouch[name] ?? 0) > since {
@@ -265,10 +260,7 @@ final class StoreFollower {
         case .failure(let error):
             readFailed(error, reading: nil)
         }
-        if compareAgain {
-            compareAgain = false
-            compare()
-        }
+        if comparison.finish().runAgain { readVersions() }
     }
 
     /// Compares again shortly (a local change was in flight during the comparison).
@@ -280,13 +272,7 @@ final class StoreFollower {
     /// Reads the registrations and makes them this instance's (unless a local change to them is in flight).
     func loadRegistrations() -> Deferred<Void> {
         let done = Deferred<Void>()
-        if readingRegistrations != nil {
-            readingRegistrations!.append(done)
-            registrationsAgain = true
-            return done
-        }
-        readingRegistrations = [done]
-        readRegistrations()
+        if registrationRead.ask(done) { readRegistrations() }
         return done
     }
 
@@ -298,31 +284,21 @@ final class StoreFollower {
             let follower = bound.value
             switch result {
             case .success(let registrations):
-                if follower.pipeline.hasRegistrationsInFlight || follower.registrationsTouched > since {
-                    follower.registrationsAgain = true
+                if follower.pipeline.hasRegistrationsInFlight {
+                    follower.pendingRegistrations = true  // read again once it is stored (`localChangesDurable`)
+                } else if follower.registrationsTouched > since {
+                    follower.registrationRead.askAgain()  // a local change came between and is stored: read again now
                 } else {
                     follower.state.restoreFollowedRegistrations(registrations)
                 }
             case .failure(let error):
                 follower.readFailed(error, reading: nil)
             }
-            if follower.registrationsAgain {
-                follower.registrationsAgain = false
-                // Again once the local change is stored (`localChangesDurable` asks too), or now.
-                if !follower.pipeline.hasRegistrationsInFlight {
-                    follower.readRegistrations()
-                    return
-                }
-                follower.pendingRegistrations = true
-            }
-            let waiting = follower.readingRegistrations ?? []
-            follower.readingRegistrations = nil
-            for entry in waiting { entry.resolve(()) }
+            let finished = follower.registrationRead.finish()
+            if finished.runAgain { return follower.readRegistrations() }
+            for entry in finished.waiting { entry.resolve(()) }
         }
     }
-
-    /// Registrations to read again once the local registration change in flight is stored.
-    private var pendingRegistrations = false
 
     /// After a local group is durable: what other instances committed to those data sources meanwhile
     /// could not be applied while it was in flight.
@@ -343,5 +319,40 @@ final class StoreFollower {
         logger.warning(
             "cannot read what other instances committed; the store's next notice tries again",
             metadata: ["dataSource": "\(name ?? "*")", "error": "\(error)"])
+    }
+}
+
+/// A read that runs one at a time. Asked for while it runs, it runs once more afterwards (what it
+/// read may predate the ask); those waiting are told once a run ends with no other due.
+struct SerialRead {
+    private(set) var isRunning = false
+    private var again = false
+    private var waiting: [Deferred<Void>] = []
+
+    /// Asks for a run (`done` resolves after one that started after this ask). Returns true when the
+    /// caller starts it now; false when it runs after the current one.
+    mutating func ask(_ done: Deferred<Void>? = nil) -> Bool {
+        if let done { waiting.append(done) }
+        if isRunning {
+            again = true
+            return false
+        }
+        isRunning = true
+        return true
+    }
+
+    /// Makes another run due after the current one.
+    mutating func askAgain() { again = true }
+
+    /// The current run ended: whether the caller starts the next one now, else what waited (the read is
+    /// then idle).
+    mutating func finish() -> (runAgain: Bool, waiting: [Deferred<Void>]) {
+        if again {
+            again = false
+            return (true, [])
+        }
+        isRunning = false
+        defer { waiting = [] }
+        return (false, waiting)
     }
 }

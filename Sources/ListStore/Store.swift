@@ -7,8 +7,9 @@ import DiffableCore
 /// The server keeps its state in memory and writes it here; it reads a store only at start-up and to
 /// undo a group of changes whose write failed. Every method is called from one thread at a time (the
 /// server's writer thread, or start-up before it runs), except `maintain`, which runs on another
-/// thread concurrently with them. Implementation: `SQLiteStore` (the embedded default, in
-/// ListStoreSQLite). A shared PostgreSQL store plugs in here.
+/// thread concurrently with them. Implementations: `SQLiteStore` (the embedded default, in
+/// ListStoreSQLite) and `PostgresStore` (in ListStorePostgres), which several instances share
+/// (`SharedStore`).
 public protocol Store: AnyObject, Sendable {
     /// What kind of store it is, for `stats`: `sqlite`, `postgresql`.
     var kind: String { get }

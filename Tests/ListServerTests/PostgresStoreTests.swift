@@ -120,6 +120,27 @@ struct PostgresStoreTests {
         #expect(try items(Daemon(arguments: ["--postgres", postgres.uri])) == ["a", "z", "b", "y", "c"])
     }
 
+    /// A write that keeps losing its version (a trigger refuses every version update, as endless other
+    /// writers would) is run again three times, then fails with storage-failed and `conflict: true`,
+    /// having changed nothing; once the database takes writes again, so does listd.
+    @Test func aWriteThatKeepsLosingFailsAfterThreeRetries() throws {
+        let postgres = try PostgresTestServer()
+        let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try daemon.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        try postgres.psql(
+            """
+            CREATE FUNCTION refuse_versions() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+            CREATE TRIGGER refuse BEFORE UPDATE ON listd_data_sources FOR EACH ROW EXECUTE FUNCTION refuse_versions();
+            """)
+        let failed = try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])
+        #expect(failed["error"]?["code"] == "storage-failed" && failed["error"]?["conflict"] == true, "\(failed)")
+        let shared = try daemon.request(["cmd": "stats"]).result()["storage"]?["shared"]
+        #expect(shared?["conflicts"] == 4, "the first attempt and three retries: \(String(describing: shared))")
+        #expect(try daemon.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["version"] == 1)
+        try postgres.psql("DROP TRIGGER refuse ON listd_data_sources")
+        #expect(try daemon.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["result"]?["version"] == 2)
+    }
+
     /// A backup is an embedded store's database that a listd serves with the same state.
     @Test func aBackupServesTheSameState() throws {
         let postgres = try PostgresTestServer()

@@ -128,6 +128,32 @@ struct SharedPostgresTests {
         #expect(incarnations[0] == incarnations[1])
     }
 
+    /// A view whose data source cannot be followed change by change any more (another writer's
+    /// checkpoint made the log start after the version it holds; simulated in SQL) is told to reload:
+    /// one `changes` event with `reloadData` at the newest version, and reads give the stored state.
+    @Test func aViewThatCannotBeBroughtAlongChangeByChangeReloads() throws {
+        let postgres = try PostgresTestServer()
+        let first = try Daemon(arguments: ["--postgres", postgres.uri])
+        let second = try Daemon(arguments: ["--postgres", postgres.uri])
+        #expect(try first.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        #expect(try first.request(["cmd": "appendItems", "dataSource": "d", "items": ["a", "b"]])["ok"] == true)
+        #expect(try eventually { try snapshot(second, "d")?["version"] == 2 })
+        let view = try second.connect()
+        _ = try view.request(["cmd": "attach", "dataSource": "d", "view": "v"]).result()
+        // The checkpoint (the empty data source it was created as) now stands for version 10, and the log before it is gone.
+        try postgres.psql(
+            """
+            UPDATE listd_data_sources SET version = 10, checkpoint_version = 10 WHERE name = 'd';
+            DELETE FROM listd_change_log WHERE source = (SELECT id FROM listd_data_sources WHERE name = 'd');
+            SELECT pg_notify('listd', 'elsewhere c 10 d');
+            """)
+        let event = try view.readJSON(timeout: .seconds(30))
+        #expect(event?["version"] == 10 && event?["changes"] == ["reloadData": true, "stages": []], "\(String(describing: event))")
+        #expect(try snapshot(second, "d")?["sections"] == [])
+        let reloaded = try second.request(["cmd": "stats"]).result()["storage"]?["shared"]?["dataSourcesReloaded"]?.intValue ?? 0
+        #expect(reloaded >= 1)
+    }
+
     /// Writers through both instances append to one data source at once: every acknowledged write is
     /// there, nothing else, versions in the database are contiguous, and views of both instances get
     /// every version once, in order, ending on the same snapshot.
