@@ -96,12 +96,14 @@ int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *g
     return descriptor;
 }
 
-int listd_test_run_closing_descriptors(const char *const argv[], const char *output) {
+int listd_test_run_closing_descriptors(const char *const argv[], const char *directory, const char *output, const char *errors) {
     posix_spawn_file_actions_t actions;
     if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+    /* The files are opened before the directory changes, so relative paths name the caller's. */
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    posix_spawn_file_actions_addchdir_np(&actions, directory);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     pid_t pid;
     int spawned = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv, environ);

@@ -106,7 +106,9 @@ struct ConnectionHardeningTests {
         try #require(limited.status == 0, "prlimit: \(limited.err)")
         var held: [LineConnection] = []
         for _ in 0..<100 { held.append(try daemon.connect()) }  // the backlog (256) holds what is not accepted
-        Thread.sleep(forTimeInterval: 0.5)
+        // listd has run out: all 64 descriptors are open.
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0 }
+        #expect(try eventually { openDescriptors() >= 64 }, "listd holds \(openDescriptors()) descriptors")
         let before = try cpuTicks(of: pid)
         Thread.sleep(forTimeInterval: 2)
         let used = try cpuTicks(of: pid) - before

@@ -274,8 +274,11 @@ func checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: Int, sourceLocation:
         }
         let shared = WriterLog()
         let socketPath = daemon.socketPath
+        let writers = DispatchGroup()
         for writer in 0..<10 {
+            writers.enter()
             Thread {
+                defer { writers.leave() }
                 guard let connection = try? LineConnection(path: socketPath) else { return }
                 var sequence = 0
                 while !shared.stopped {
@@ -294,14 +297,15 @@ func checkKillNineLosesNoAcknowledgedWrite(minimumPerRound: Int, sourceLocation:
                 }
             }.start()
         }
-        Thread.sleep(forTimeInterval: 0.4 + 0.2 * Double(round))
+        // Killed once the writers got going, a little later in each round (by acknowledged writes, not time).
+        let killAfter = minimumPerRound * (round + 1)
+        #expect(try eventually { shared.contents.0.count > killAfter }, "the writers got going", sourceLocation: sourceLocation)
         try daemon.stop(signal: SIGKILL)
         shared.stop()
-        Thread.sleep(forTimeInterval: 0.1)
+        writers.wait()
         let (roundAcknowledged, roundBatches) = shared.contents
         acknowledged.formUnion(roundAcknowledged)
         batches += roundBatches
-        #expect(roundAcknowledged.count > minimumPerRound, "the writers got going", sourceLocation: sourceLocation)
     }
     let daemon = try start()
     let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "log"])

@@ -1,5 +1,6 @@
 import DiffableCore
 import Foundation
+import ListClient
 import ListWire
 import Testing
 
@@ -110,13 +111,33 @@ struct ListctlTests {
         #expect(result.err.contains("cannot connect"))
     }
 
+    /// What a program wrote to its standard output, in a file of its own that can be read while it runs.
+    final class CapturedOutput {
+        private let directory: String
+        let handle: FileHandle
+        init() throws {
+            directory = try makeTemporaryDirectory()
+            let path = directory + "/stdout"
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                throw ClientError("cannot make \(path)")
+            }
+            self.handle = handle
+        }
+        deinit {
+            try? handle.close()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        /// Everything written so far.
+        var text: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
+    }
+
     /// Starts `listctl watch` with `arguments` and waits until its view is attached.
-    func startWatch(_ daemon: Daemon, _ arguments: [String]) throws -> (process: Process, output: Pipe) {
+    func startWatch(_ daemon: Daemon, _ arguments: [String]) throws -> (process: Process, output: CapturedOutput) {
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listctl")
         process.arguments = ["--socket", daemon.socketPath, "watch"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
+        let output = try CapturedOutput()
+        process.standardOutput = output.handle
         try process.run()
         #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["views"] == 1 })
         return (process, output)
@@ -130,7 +151,7 @@ struct ListctlTests {
         #expect(try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": layout])["ok"] == true)
         #expect(try daemon.stop() == 0)
         process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = out.text
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
         #expect(text.contains(" v2 layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line, a version of its own")
@@ -152,12 +173,12 @@ struct ListctlTests {
         #expect(try second.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-1"]])["ok"] == true)
         #expect(try eventually { try second.request(["cmd": "stats"]).result()["events"]?["sent"]?.intValue ?? 0 >= 1 })
         #expect(try second.stop() == 0)
-        // Without listd, watch keeps trying: stop it (SIGKILL: the test process's children may inherit a
-        // blocked SIGTERM).
-        Thread.sleep(forTimeInterval: 0.3)
+        // Without listd, watch keeps trying (once it printed the second event and went to reconnect
+        // again): stop it (SIGKILL: the test process's children may inherit a blocked SIGTERM).
+        #expect(try eventually { out.text.contains(" v2\n") && out.text.components(separatedBy: "listd went away; reconnecting…").count == 3 }, "\(out.text)")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = out.text
         #expect(text.contains("shutdown: listd is stopping\nlistd went away; reconnecting…\nreconnected; resuming after version 1\n"), "\(text)")
         #expect(text.components(separatedBy: " v1\n").count == 2, "v1 printed once: \(text)")
         #expect(text.contains(" v2\n  1 delete"), "\(text)")
@@ -169,7 +190,7 @@ struct ListctlTests {
         let (process, out) = try startWatch(daemon, ["home", "--reconnect-seconds", "0.5"])
         #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = out.text
         #expect(text.contains("listd went away; reconnecting…"), "\(text)")
         #expect(process.terminationStatus == 1)
     }
@@ -188,7 +209,7 @@ struct ListctlTests {
         ])["ok"] == true)
         #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "emoji"])["ok"] == true)
         process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = out.text
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.allSatisfy { $0.unicodeScalars.count <= 42 }, "\(text)")
         // 50 inserts: the first ones, then how many more.

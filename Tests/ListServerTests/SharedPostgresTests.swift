@@ -236,13 +236,23 @@ struct SharedPostgresTests {
                 }
             }.start()
         }
-        Thread.sleep(forTimeInterval: 0.8)
+        // Killed once every writer of both instances has had writes acknowledged; the survivor's writers
+        // then go on alone for a while.
+        func acknowledgedCounts() -> [Int] {
+            let (acknowledged, _) = log.contents
+            var counts = [Int](repeating: 0, count: 6)
+            for id in acknowledged { counts[Int(id.dropFirst().prefix { $0 != "-" })!] += 1 }
+            return counts
+        }
+        let gotGoing = try eventually { acknowledgedCounts().allSatisfy { $0 >= 10 } }
+        #expect(gotGoing, "every writer got going: \(acknowledgedCounts())")
         try killed.stop(signal: SIGKILL)
-        Thread.sleep(forTimeInterval: 0.4)
+        let atTheKill = acknowledgedCounts()
+        #expect(try eventually { zip(acknowledgedCounts(), atTheKill).enumerated().allSatisfy { $0.offset % 2 == 0 || $0.element.0 >= $0.element.1 + 10 } },
+            "the survivor's writers go on: \(atTheKill) at the kill, \(acknowledgedCounts()) since")
         log.stop()
         done.wait()
         let (acknowledged, _) = log.contents
-        #expect(acknowledged.filter { $0.hasPrefix("w0-") }.count > 5, "writers of the killed instance got going")
         killed = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try survivor.request(["cmd": "appendItems", "dataSource": "log", "items": ["after"]])["ok"] == true)
         var finals: [JSONValue?] = []

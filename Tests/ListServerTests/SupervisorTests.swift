@@ -89,7 +89,15 @@ struct SupervisorTests {
         #expect(try eventually { try supervised(daemon).first?["running"] == true })
         #expect(try supervised(daemon).map { $0["name"] } == ["stubborn"], "only the directory's executables")
         let pid = Int32(try #require(try supervised(daemon)[0]["pid"]?.intValue))
-        Thread.sleep(forTimeInterval: 0.2)
+        // The script has set its trap once the kernel says it ignores SIGTERM.
+        func ignoresSIGTERM() -> Bool {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+                let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+            else { return false }
+            return mask & (1 << (UInt64(SIGTERM) - 1)) != 0
+        }
+        #expect(try eventually { ignoresSIGTERM() }, "the plugin set its trap")
         let start = ContinuousClock.now
         #expect(try daemon.stop() == 0)
         let took = ContinuousClock.now - start

@@ -13,10 +13,12 @@
    case, the errno of the step that failed). Only async-signal-safe calls run in the child. */
 int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *groups, size_t count);
 
-/* Runs `argv[0]` with `argv` (NULL-terminated), standard input from /dev/null and standard output and
-   error into the file `output`, with every other descriptor closed in the child (a server it leaves
-   running, such as `pg_ctl start`'s, then holds none of the caller's pipes). Waits for it and returns
-   its wait status, or -1 with errno set when it cannot start. */
-int listd_test_run_closing_descriptors(const char *const argv[], const char *output);
+/* Runs `argv[0]` with `argv` (NULL-terminated) in the working directory `directory`, standard input from
+   /dev/null, standard output into the file `output` and standard error into the file `errors` (both
+   opened by the caller's user, before the directory changes, never through a symbolic link), with every
+   other descriptor closed in the child (a server it leaves running, such as `pg_ctl start`'s, then holds
+   none of the caller's pipes). Waits for it and returns its wait status, or -1 with errno set when it
+   cannot start. */
+int listd_test_run_closing_descriptors(const char *const argv[], const char *directory, const char *output, const char *errors);
 
 #endif
