@@ -52,7 +52,7 @@ let package = Package(
         // SQLite from the system (libsqlite3-dev), for the embedded store.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.
-        .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore"]),
+        .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore", "FileSafety"]),
         .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         // libpq from the system (libpq-dev), for the PostgreSQL store.
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -61,6 +61,9 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Who may do what: peer identities, access rules, the policy. Pure (uids and gids, no lookups).
         .target(name: "ListAccess"),
+        // Paths no other user can change: trusted directories, files opened without following links.
+        .target(name: "FileSafety"),
+        .testTarget(name: "FileSafetyTests", dependencies: ["FileSafety"]),
         .testTarget(name: "ListAccessTests", dependencies: ["ListAccess"]),
         // Tests only: connect to a socket as another user (a forked child drops to that uid first).
         .target(name: "CTestCredentials", path: "Tests/CTestCredentials"),
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess", "FileSafety",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -87,7 +90,7 @@ let package = Package(
             ]
         ),
         // A blocking client of the socket: listctl, tests, benchmarks, the plugin kit.
-        .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore"]),
+        .target(name: "ListClient", dependencies: ["ListWire", "DiffableCore", "FileSafety"]),
         .testTarget(name: "ListClientTests", dependencies: ["ListClient", "TestSupport"]),
         // What a terminal view draws (cells, widths, the view's model), and the listview executable.
         .target(name: "ListViewCore", dependencies: ["DiffableCore", "ListLayout", "ListWire"]),
@@ -107,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "listctl",
             dependencies: [
-                "ListWire", "DiffableCore", "ListClient", "ListViewCore",
+                "ListWire", "DiffableCore", "ListClient", "ListViewCore", "FileSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

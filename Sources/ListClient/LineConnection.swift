@@ -1,4 +1,5 @@
 import DiffableCore
+import FileSafety
 import ListWire
 
 #if canImport(Glibc)
@@ -34,8 +35,19 @@ public final class LineConnection {
         self.descriptor = descriptor
     }
 
-    /// Connects to the socket at `path`.
-    public init(path: String) throws {
+    /// Connects to the socket at `path`, once it is known that no user other than `trustedOwners` (and
+    /// root) could have put it there: the socket and every directory above it belong to them, and no
+    /// one else can write those directories (see `TrustedPath`); `nil` connects unchecked.
+    public init(path: String, trustedOwners: Set<UInt32>? = SocketPath.trustedOwners()) throws {
+        var path = path
+        if let trustedOwners {
+            do {
+                if let resolved = try TrustedPath.checkSocket(path, owners: trustedOwners), resolved.utf8.count < 108 { path = resolved }
+            } catch {
+                throw ClientError(
+                    "refusing to connect to \(path): \(error); a listd of another user's is trusted only when LISTD_SOCKET_OWNER names that user")
+            }
+        }
         // The descriptor is stored only once connected: a failed init closes it here, exactly once (a
         // fully initialized object that throws would also run `deinit`, closing a number that another
         // thread may have been given meanwhile).

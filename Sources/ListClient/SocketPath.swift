@@ -1,3 +1,5 @@
+import FileSafety
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -41,6 +43,18 @@ public enum SocketPath {
     public static func prepareDirectory(of path: String) {
         guard path == "/tmp/listd-\(userName(environment))/listd.sock" else { return }
         mkdir("/tmp/listd-\(userName(environment))", 0o700)
+    }
+
+    /// The users whose socket a client trusts besides root: its own user, listd's service user (`listd`,
+    /// when the system has it) and the users `$LISTD_SOCKET_OWNER` names (names or uids, comma-separated).
+    public static func trustedOwners(environment: (String) -> String? = SocketPath.environment, uid: UInt32 = geteuid()) -> Set<UInt32> {
+        var owners: Set<UInt32> = [uid]
+        if let service = TrustedPath.userID("listd") { owners.insert(service) }
+        for name in (environment("LISTD_SOCKET_OWNER") ?? "").split(separator: ",") {
+            let trimmed = String(name.filter { $0 != " " })
+            if let id = UInt32(trimmed) ?? TrustedPath.userID(trimmed) { owners.insert(id) }
+        }
+        return owners
     }
 
     /// A variable of this process's environment (also how listd reads its state directory's variables).

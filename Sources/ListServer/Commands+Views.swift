@@ -27,7 +27,19 @@ extension CommandRouter {
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     let connection = context.connection
-                    let view = requested ?? "view-\(connection.id)-\(connection.views.count + 1)"
+                    var view: String
+                    if let requested {
+                        view = requested
+                    } else {
+                        // A made-up name is never refused: one taken already (anyone can guess the numbers) is
+                        // skipped for the next.
+                        var number = connection.views.count + 1
+                        view = "view-\(connection.id)-\(number)"
+                        while dataSource.views[view] != nil {
+                            number += 1
+                            view = "view-\(connection.id)-\(number)"
+                        }
+                    }
                     if view.isEmpty || view.utf8.count > context.state.configuration.maximumIdentifierBytes {
                         throw WireError(.invalidArgument, "A view name must have 1 to \(context.state.configuration.maximumIdentifierBytes) bytes.")
                     }

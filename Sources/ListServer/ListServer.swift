@@ -1,4 +1,5 @@
 import DiffableCore
+import FileSafety
 import ListAccess
 import ListStore
 import Logging
@@ -107,9 +108,10 @@ public final class ListServer: Sendable {
         do {
             switch configuration.listener {
             case .path(let path):
-                try removeStaleSocket(at: path)
-                channel = try await bindSocket(bootstrap, at: path, mode: configuration.socketMode, group: configuration.socketGroup)
-                ownsSocketFile = path
+                let trusted = try trustedSocketPath(path)
+                try removeStaleSocket(at: trusted)
+                channel = try await bindSocket(bootstrap, at: trusted, mode: configuration.socketMode, group: configuration.socketGroup)
+                ownsSocketFile = trusted
             case .inheritedDescriptor(let descriptor, _):
                 channel = try await bootstrap.withBoundSocket(descriptor).get()
             }
@@ -134,16 +136,42 @@ public final class ListServer: Sendable {
         return server
     }
 
-    /// Binds the socket at `path` with its final mode and group, never wider: it is bound under a
-    /// temporary name in the same directory with the process's umask set to leave only `mode`'s bits,
-    /// given its group and mode there, then renamed into place (a listening socket keeps working
-    /// under its new name).
+    /// `path` with its directory resolved, once no other user can change what it names: the directory
+    /// and those above it belong to root or listd's user and only they can write them (or the sticky bit
+    /// keeps others from touching listd's entries, as in `/tmp`), and whatever is already at the name is a
+    /// socket of root's or listd's user.
+    private static func trustedSocketPath(_ path: String) throws -> String {
+        let (directory, name) = TrustedPath.split(path)
+        let owners: Set<UInt32> = [geteuid()]
+        do {
+            let resolved = try TrustedPath.checkDirectory(directory, owners: owners, leaf: .stickyAllowed)
+            let trusted = (resolved == "/" ? "" : resolved) + "/" + name
+            try TrustedPath.checkExisting(trusted, kind: S_IFSOCK, owners: owners)
+            return trusted
+        } catch {
+            throw ListServerError("refusing the socket \(path): \(error)")
+        }
+    }
+
+    /// Binds the socket at `path` (a trusted path) with its final mode and group, never wider: it is bound
+    /// in a private directory listd makes beside it (mode 0700: no other user can reach in to swap the
+    /// name while its group and mode are set by name), with the process's umask leaving only `mode`'s
+    /// bits, then renamed into place (a rename replaces what is at the name, never following a symbolic
+    /// link there; a listening socket keeps working under its new name).
     private static func bindSocket(_ bootstrap: ServerBootstrap, at path: String, mode: UInt32, group: UInt32?) async throws -> Channel {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let (directory, _) = TrustedPath.split(path)
         // As short as "listd.sock": a path that fits the 107-byte limit of socket addresses fits as
         // the temporary name too.
-        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        let temporary = (directory.isEmpty ? "" : directory + "/") + ".l" + String(repeating: "0", count: 8 - random.count) + random
+        var template = Array(((directory == "/" ? "" : directory) + "/.lXXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else {
+            throw ListServerError("cannot make a private directory beside \(path): \(String(cString: strerror(errno)))")
+        }
+        let privateDirectory = String(cString: template)
+        defer { rmdir(privateDirectory) }
+        let temporary = privateDirectory + "/s"
+        guard temporary.utf8.count < 108 else {
+            throw ListServerError("the socket path \(path) is too long: listd binds it first as \(temporary), which must fit 107 bytes")
+        }
         // The umask is process-wide: nothing else creates files while listd starts.
         let previous = umask(mode_t(~mode & 0o777 | 0o077))
         let channel: Channel

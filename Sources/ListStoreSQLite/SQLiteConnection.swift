@@ -18,7 +18,8 @@ final class SQLiteConnection {
     init(path: String, readOnly: Bool = false) throws(StorageError) {
         self.path = path
         let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-        let status = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        // Never through a symbolic link (the state directory is checked as well: see StateDirectory).
+        let status = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil)
         if status != SQLITE_OK {
             let error = failure(status, "open")
             sqlite3_close_v2(handle)

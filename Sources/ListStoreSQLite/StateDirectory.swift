@@ -1,3 +1,4 @@
+import FileSafety
 import ListStore
 
 #if canImport(Glibc)
@@ -6,21 +7,33 @@ import ListStore
 
 /// listd's state directory, locked for one process: created with mode 0700 when missing; `listd.lock`
 /// in it is held with `flock` for the life of the process and names the PID that holds it.
+///
+/// Nothing in it is opened through a name another user could plant: the directory and those above it
+/// must belong to root or listd's user, writable by no one else (`TrustedPath`), and the lock and the
+/// database's files must be regular files of listd's user, never symbolic links.
 public final class StateDirectory: @unchecked Sendable {
+    /// The directory, resolved (no symbolic links).
     public let path: String
     private var lockDescriptor: Int32
 
     /// The database file in the directory.
     public var databasePath: String { path + "/listd.sqlite3" }
 
-    /// Creates the directory if needed and takes its lock; throws `locked` naming the holder's PID when
-    /// another process has it.
+    /// Creates the directory if needed, checks it and takes its lock; throws `locked` naming the holder's
+    /// PID when another process has it, and `io` naming the path when another user could change it.
     public init(path: String) throws(StorageError) {
-        self.path = path
         try Self.makeDirectories(path)
-        let lockPath = path + "/listd.lock"
-        lockDescriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if lockDescriptor < 0 { throw StorageError(.io, "Cannot open \(lockPath): \(String(cString: strerror(errno))).") }
+        do {
+            self.path = try TrustedPath.checkDirectory(path, owners: [geteuid()], leaf: .privateOnly)
+        } catch {
+            throw StorageError(.io, "Refusing the state directory \(path): \(error).")
+        }
+        let lockPath = self.path + "/listd.lock"
+        do {
+            lockDescriptor = try TrustedPath.openFile(lockPath, flags: O_RDWR | O_CREAT)
+        } catch {
+            throw StorageError(.io, "\(error).")
+        }
         if flock(lockDescriptor, LOCK_EX | LOCK_NB) != 0 {
             let reason = errno
             var buffer = [UInt8](repeating: 0, count: 32)
@@ -32,6 +45,16 @@ public final class StateDirectory: @unchecked Sendable {
                     .locked, "The state directory \(path) is in use by another listd (PID \(holder.isEmpty ? "unknown" : holder)).")
             }
             throw StorageError(.io, "Cannot lock \(lockPath): \(String(cString: strerror(reason))).")
+        }
+        // The database and SQLite's files beside it (opened by name by SQLite) are checked once the
+        // directory is known to be listd's alone.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            do {
+                try TrustedPath.checkExisting(databasePath + suffix, kind: S_IFREG, owners: [geteuid()])
+            } catch {
+                close(lockDescriptor)
+                throw StorageError(.io, "\(error).")
+            }
         }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(lockDescriptor, 0)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileSafety
 import ListClient
 import ListWire
 
@@ -32,29 +33,13 @@ struct Backup: ParsableCommand {
         if !connection.json { print("backed up \(image.count) bytes to \(file)") }
     }
 
-    /// Writes `bytes` to `path.partial`, syncs it and renames it over `path`: a reader never sees half a file.
+    /// Writes `bytes` to a new file beside `path`, syncs it and renames it over `path`: a reader never
+    /// sees half a file, and a name planted beside it is never written through.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let partial = path + ".partial"
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw BackupError("cannot create \(partial): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                unlink(partial)
-                throw BackupError("cannot write \(partial): \(reason)")
-            }
-            offset += written
-        }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard synced, rename(partial, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(partial)
-            throw BackupError("cannot write \(path): \(reason)")
+        do {
+            try TrustedPath.replaceFile(path, with: bytes)
+        } catch {
+            throw BackupError(error.description)
         }
     }
 }

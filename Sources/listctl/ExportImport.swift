@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiffableCore
+import FileSafety
 import Foundation
 import ListClient
 import ListWire
@@ -61,8 +62,10 @@ struct Export: ParsableCommand {
         var bytes = document.jsonBytes
         bytes.append(UInt8(ascii: "\n"))
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
-                Output.error("listctl: cannot write \(output): \(String(cString: strerror(errno)))")
+            do {
+                try TrustedPath.replaceFile(output, with: bytes)
+            } catch {
+                Output.error("listctl: \(error)")
                 throw ExitCode(1)
             }
             let items = exported.reduce(0) { $0 + ($1["items"]?.intValue ?? 0) }
