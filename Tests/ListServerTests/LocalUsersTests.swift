@@ -325,6 +325,32 @@ struct LocalUsersTests {
         #expect(throws: ClientError.self) { try connect(daemon, uid: 65533, gid: 65533) }
         #expect(runExecutableStatus(["--socket-mode", "999", "--ephemeral"]) == 64)
     }
+
+    /// Another user attaches views under the names listd would make up for the next connections: those
+    /// connections' views get other names, never an error.
+    @Test func madeUpViewNamesCannotBeSquatted() throws {
+        let daemon = try sharedDaemon(arguments: ["--demo"])
+        let probe = try daemon.connect()
+        let probed = try #require(try probe.request(["cmd": "attach", "dataSource": "home"]).result()["view"]?.stringValue)
+        let parts = probed.split(separator: "-")
+        let next = try #require(parts.count == 3 ? Int(parts[1]) : nil) + 1
+        let mallory = try connect(daemon)
+        var squatted: Set<String> = []
+        for connectionID in next..<(next + 3) {
+            for number in 1...5 {
+                let name = "view-\(connectionID)-\(number)"
+                #expect(try mallory.request(["cmd": "attach", "dataSource": "home", "view": .string(name)])["ok"] == true)
+                squatted.insert(name)
+            }
+        }
+        for _ in 0..<2 {
+            let root = try daemon.connect()
+            let attached = try root.request(["cmd": "attach", "dataSource": "home"])
+            let name = try #require(attached.result()["view"]?.stringValue)
+            #expect(!squatted.contains(name), "\(name)")
+            #expect(try root.request(["cmd": "attach", "dataSource": "emoji"])["ok"] == true, "a second view of the same connection")
+        }
+    }
 }
 
 /// The exit status of listd run with `arguments` (for options it refuses at once).
