@@ -35,6 +35,18 @@ extension CommandRouter {
                 .pluginTypeTaken,
                 "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.pluginsByType[taken[0]]!.name)\".")
         }
+        // From listd's start, the plugins it supervises come first: until each has connected (its types
+        // are then reserved for it) or its first run has ended, no other plugin may announce types,
+        // since theirs are not known yet.
+        if supervised == nil, let supervisor = state.supervisor {
+            let reservedFor = Set(state.pluginTypeReservations.values)
+            let comingUp = supervisor.statuses.filter { $0.lastExit == nil && !reservedFor.contains($0.name) }.map(\.name)
+            if !comingUp.isEmpty {
+                throw WireError(
+                    .pluginTypeTaken,
+                    "listd is starting its supervised plugins (\(comingUp.sorted().joined(separator: ", "))): the types they provide are theirs, and not known until they connect; try again once they have.")
+            }
+        }
         // A supervised plugin's types stay its own while the supervisor restarts it.
         for type in types {
             guard let holder = state.pluginTypeReservations[type], holder != supervised else { continue }

@@ -263,6 +263,32 @@ struct LocalUsersTests {
         #expect(try providers().first?["name"] != "hijack")
     }
 
+    /// Right after listd starts, before its supervised plugin connected, a trusted plugin user cannot
+    /// take that plugin's type: the supervised plugin gets it on its first start.
+    @Test func aSupervisedPluginsTypesAreReservedFromListdsStart() throws {
+        // The emoji plugin, held back until the test lets it go (so that the other user comes first).
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plugin = directory + "/emoji"
+        let emoji = binaryDirectory.appendingPathComponent("emoji-plugin").path
+        try "#!/bin/sh\nwhile [ ! -e '\(directory)/go' ]; do sleep 0.02; done\nexec '\(emoji)'\n".write(toFile: plugin, atomically: true, encoding: .utf8)
+        chmod(plugin, 0o755)
+        let daemon = try sharedDaemon(arguments: ["--plugin", plugin], configuration: ["trustedPluginUsers": ["nobody"]])
+        let mallory = try connect(daemon)
+        let early = try mallory.request(["cmd": "hello", "role": "plugin", "name": "early", "provides": ["emoji"]])
+        #expect(early.errorCode == "plugin-type-taken", "\(early)")
+        #expect(early["error"]?["message"]?.stringValue?.contains("listd is starting its supervised plugins (emoji)") == true, "\(early)")
+        FileManager.default.createFile(atPath: directory + "/go", contents: nil)
+        let root = try daemon.connect()
+        func providers() throws -> [JSONValue] { try root.request(["cmd": "stats"]).result()["plugins"]?.arrayValue ?? [] }
+        #expect(try eventually { try providers().first?["provides"] == ["emoji"] })
+        let supervised = try root.request(["cmd": "stats"]).result()["supervisedPlugins"]?.arrayValue.first
+        #expect(supervised?["starts"] == 1, "\(String(describing: supervised))")
+        // Once it is up, other types are free for other plugins.
+        let later = try connect(daemon)
+        _ = try later.request(["cmd": "hello", "role": "plugin", "name": "later", "provides": ["stars"]]).result()
+    }
+
     @Test func connectionsPerUserAreLimited() throws {
         let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
         var served: [LineConnection] = []
