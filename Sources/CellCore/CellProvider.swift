@@ -45,6 +45,10 @@ public struct CellProvider: Hashable, Sendable {
 
     public var rules: [Rule]
     public var defaultRegistration: String?
+    /// The owner (uid) of each registration the provider names, as it was when the provider was set: a
+    /// registration of that name someone else made since is not the one meant (see `serves(_:owner:)`).
+    /// Filled in by the state when the provider is set; empty for a provider stored before owners were.
+    public var registrationOwners: [String: UInt32] = [:]
 
     public init(rules: [Rule] = [], defaultRegistration: String? = nil) {
         self.rules = rules
@@ -66,6 +70,12 @@ public struct CellProvider: Hashable, Sendable {
             return rebuilt!
         }
         return rules.first { $0.matches(section: section, data: data) }?.registration ?? defaultRegistration
+    }
+
+    /// Whether the registration called `name`, owned by `owner`, is the one the provider was set with (a
+    /// name it bound to no owner takes any).
+    public func serves(_ name: String, owner: UInt32) -> Bool {
+        registrationOwners[name].map { $0 == owner } ?? true
     }
 
     /// Every registration the provider names.

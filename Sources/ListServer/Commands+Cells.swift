@@ -194,8 +194,15 @@ extension CommandRouter {
                 }
                 rules.append(rule)
             }
-            let provider = CellProvider(rules: rules, defaultRegistration: fallback)
+            let unbound = CellProvider(rules: rules, defaultRegistration: fallback)
             return { context throws(WireError) in
+                // Bound to the registrations' owners as they are now, in the change itself: what is stored
+                // and replayed (or followed by another instance) binds the same, whatever registrations
+                // exist then.
+                var provider = unbound
+                for name in provider.registrationNames {
+                    if let owner = context.state.registrations[name]?.owner { provider.registrationOwners[name] = owner }
+                }
                 let committed = try context.state.commit(
                     .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
                     connection: context.connection)

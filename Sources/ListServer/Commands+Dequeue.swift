@@ -75,6 +75,7 @@ extension CommandRouter {
                         guard let registration = context.state.registrations[name] else {
                             throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item)\") does not exist.")
                         }
+                        try context.state.checkBinding(of: dataSource.cellProvider!, to: registration, for: "item \"\(item)\"")
                         used.append(registration)
                     } else {
                         used.append(DefaultPresentation.registration)
@@ -176,6 +177,7 @@ extension CommandRouter {
                 guard let registration = context.state.registrations[name] else {
                     throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
                 }
+                try context.state.checkBinding(of: dataSource.supplementaryProviders[elementKind]!, to: registration, for: "section \"\(section.id)\"")
                 let cell = configureCell(
                     view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
                     context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },

@@ -16,6 +16,17 @@ extension ServerState {
         userNames.name(of: uid) ?? String(uid)
     }
 
+    /// Refuses `registration` for a provider set when a registration of that name belonged to someone
+    /// else (it was unregistered and another user took the name): `registration-not-found`, as for a
+    /// missing one, until the data source's owner sets the provider again.
+    func checkBinding(of provider: CellProvider, to registration: Registration, for what: String) throws(WireError) {
+        guard !provider.serves(registration.name, owner: registration.owner) else { return }
+        let meant = provider.registrationOwners[registration.name].map(userName(of:)) ?? "?"
+        throw WireError(
+            .registrationNotFound,
+            "Registration \"\(registration.name)\" (for \(what)) is not the one the cell provider was set with: that one was \(meant)'s and is gone; this one is \(userName(of: registration.owner))'s. Set the cell provider again to use it.")
+    }
+
     /// `change` with what it creates owned by `uid`.
     func owned(_ change: StateChange, by uid: UInt32) -> StateChange {
         switch change {

@@ -360,6 +360,9 @@ public enum StateCoding {
                 return .object(fields)
             })
         if let fallback = provider.defaultRegistration { members["default"] = .string(fallback) }
+        if !provider.registrationOwners.isEmpty {
+            members["owners"] = .object(provider.registrationOwners.mapValues { .int(Int($0)) })
+        }
         return .object(members)
     }
 
@@ -377,7 +380,16 @@ public enum StateCoding {
             rules.append(rule)
         }
         let fallback = try members["default"].map { value throws(WireError) in try string(value, "default") }
-        return CellProvider(rules: rules, defaultRegistration: fallback)
+        var provider = CellProvider(rules: rules, defaultRegistration: fallback)
+        if let owners = members["owners"] {
+            for (name, uid) in try object(owners, "owners") {
+                guard let uid = uid.intValue, let owner = UInt32(exactly: uid) else {
+                    throw WireError(.invalidArgument, "owners.\(name) is a uid.")
+                }
+                provider.registrationOwners[name] = owner
+            }
+        }
+        return provider
     }
 
     private static func command(_ name: String, _ writer: inout JSONWriter) {

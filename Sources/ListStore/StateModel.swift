@@ -161,6 +161,8 @@ public final class StateModel {
         case .setLayout(let layout):
             dataSource.layout = layout
         case .setCellProvider(let provider, let elementKind):
+            // Stored as given: a provider set by a request names the owners of its registrations
+            // (`CellProvider.registrationOwners`), so what is replayed binds the same.
             if limits.checksRegistrations { try checkRegistrations(of: provider, elementKind: elementKind) }
             if let elementKind {
                 dataSource.supplementaryProviders[elementKind] = provider

@@ -289,6 +289,43 @@ struct LocalUsersTests {
         _ = try later.request(["cmd": "hello", "role": "plugin", "name": "later", "provides": ["stars"]]).result()
     }
 
+    /// alice (nobody here) unregisters a registration her data source's cell provider names; mallory
+    /// (uid 65533) registers the name: alice's cells never render mallory's template, before or after a
+    /// restart; they fail as for a missing registration until she sets her cell provider again.
+    @Test func aRegistrationNameTakenByAnotherUserIsNotUsedInstead() throws {
+        let directory = try makeTemporaryDirectory()
+        chmod(directory, 0o755)
+        let state = directory + "/state"
+        let first = try Daemon(arguments: ["--socket-mode", "0666", "--state-directory", state], directory: directory)
+        var daemon = first
+        var alice = try connect(daemon)
+        _ = try alice.request(["cmd": "register", "registration": "aliceRow", "contentConfiguration": ["type": "cell", "text": "{{title}}"]]).result()
+        _ = try alice.request(["cmd": "apply", "dataSource": "a", "snapshot": ["sections": [["id": "S", "items": [["id": "A1", "data": ["title": "secret A1"]]]]]]]).result()
+        _ = try alice.request(["cmd": "setCellProvider", "dataSource": "a", "rules": [], "default": "aliceRow"]).result()
+        _ = try alice.request(["cmd": "attach", "dataSource": "a", "view": "v"]).result()
+        func cell() throws -> JSONValue {
+            try alice.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]])
+        }
+        #expect(try cell().result()["cells"]?.arrayValue.first?["content"]?["text"] == "secret A1")
+        _ = try alice.request(["cmd": "unregister", "registration": "aliceRow"]).result()
+        let mallory = try connect(daemon, uid: 65533, gid: 65533)
+        _ = try mallory.request(["cmd": "register", "registration": "aliceRow", "contentConfiguration": ["type": "cell", "text": "HACKED {{title}}"]]).result()
+        for round in 0..<2 {
+            let refused = try cell()
+            #expect(refused.errorCode == "registration-not-found", "round \(round): \(refused)")
+            #expect(refused["error"]?["message"]?.stringValue?.contains("is not the one the cell provider was set with: that one was nobody's") == true, "\(refused)")
+            guard round == 0 else { break }
+            // The binding is part of the stored state.
+            try first.stop()
+            daemon = try Daemon(arguments: ["--socket-mode", "0666", "--state-directory", state], directory: directory)
+            alice = try connect(daemon)
+            _ = try alice.request(["cmd": "attach", "dataSource": "a", "view": "v"]).result()
+        }
+        // Her own act rebinds: setting the provider again takes the registration as it now is.
+        _ = try alice.request(["cmd": "setCellProvider", "dataSource": "a", "rules": [], "default": "aliceRow"]).result()
+        #expect(try cell().result()["cells"]?.arrayValue.first?["content"]?["text"] == "HACKED secret A1")
+    }
+
     @Test func connectionsPerUserAreLimited() throws {
         let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
         var served: [LineConnection] = []

@@ -84,6 +84,27 @@ struct OwnershipTests {
         #expect(model.usage(of: 1000).items == 0)
     }
 
+    /// A cell provider keeps the owners of the registrations it was set with, through the stored
+    /// encodings (a checkpoint's content and a logged change); a registration of another owner is not
+    /// served, and a name bound to no owner (stored before bindings existed) takes any.
+    @Test func aCellProvidersRegistrationOwnersAreStoredAndServeOnlyThem() throws {
+        var provider = CellProvider(rules: [.init(section: "S", registration: "card")], defaultRegistration: "row")
+        provider.registrationOwners = ["card": 1000]
+        #expect(provider.serves("card", owner: 1000) && !provider.serves("card", owner: 1001))
+        #expect(provider.serves("row", owner: 1001), "unbound")
+        var content = DataSourceContent(owner: 1000, version: 1)
+        content.cellProvider = provider
+        content.supplementaryProviders["header"] = provider
+        let decoded = try StateCoding.decodeContent(StateCoding.encode(content))
+        #expect(decoded.cellProvider == provider && decoded.supplementaryProviders["header"] == provider)
+        guard case .setCellProvider(let logged, nil) = try StateCoding.decodeOperation(StateCoding.encode(.setCellProvider(provider, elementKind: nil)))
+        else {
+            Issue.record("not a setCellProvider")
+            return
+        }
+        #expect(logged == provider)
+    }
+
     @Test func ownersSurviveTheStoredEncodings() throws {
         var content = DataSourceContent(owner: 1000, version: 3)
         content.snapshot = try Snapshot([(Section("S"), ["a"])])
