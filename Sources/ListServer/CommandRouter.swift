@@ -140,12 +140,13 @@ struct CommandRouter: Sendable {
             outcome.afterReply = Self.afterUnreadableLine(from: connection, failure)
             return outcome
         }
-        let request: Request
+        var request: Request
         do {
             request = try Request(value)
         } catch {
-            return fail(id: Request.id(in: value), error, connection: connection)
+            return fail(id: Request.rawID(in: line), error, connection: connection)
         }
+        request.rawID = Request.rawID(in: line) ?? request.rawID
         return handle(request, line: line, connection: connection)
     }
 
@@ -154,7 +155,7 @@ struct CommandRouter: Sendable {
         let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
-                id: request.id,
+                id: request.rawID,
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
@@ -169,7 +170,7 @@ struct CommandRouter: Sendable {
             } else {
                 readsStoredState = command.name == "registrations" && !pipeline.unrestoredRegistrations
             }
-            if !readsStoredState { return fail(id: request.id, WireError(.storageFailed, reason), connection: connection) }
+            if !readsStoredState { return fail(id: request.rawID, WireError(.storageFailed, reason), connection: connection) }
         }
         if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
             // A group of changes is being made durable: run this request once it is.
@@ -181,7 +182,7 @@ struct CommandRouter: Sendable {
         state.countCommand(command.index)
         connection.currentCommand = command.name
         if state.isShuttingDown {
-            return fail(id: request.id, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
+            return fail(id: request.rawID, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
         }
         let context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
         do {
@@ -190,12 +191,12 @@ struct CommandRouter: Sendable {
             try arguments.finish()
             let execution = try Self.run(run, context: context, request: request)
             if let deferred = execution.deferred {
-                let id = request.id
+                let id = request.rawID
                 return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
             }
-            return Self.outcome(id: request.id, execution)
+            return Self.outcome(id: request.rawID, execution)
         } catch {
-            return fail(id: request.id, error, connection: connection)
+            return fail(id: request.rawID, error, connection: connection)
         }
     }
 
@@ -255,14 +256,14 @@ struct CommandRouter: Sendable {
     }
 
     /// The reply envelope around an execution's result.
-    private static func outcome(id: JSONValue?, _ execution: Execution) -> CommandOutcome {
+    private static func outcome(id: [UInt8]?, _ execution: Execution) -> CommandOutcome {
         if let failure = execution.failure { return CommandOutcome(reply: shared.errorReply(id: id, failure)) }
         do {
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()
             if let id {
                 writer.key(literal: "id")
-                writer.value(id)
+                writer.raw(id)
             }
             writer.key(literal: "ok")
             writer.bool(true)
@@ -277,7 +278,7 @@ struct CommandRouter: Sendable {
 
     /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)
     /// with the user, the command and the error.
-    private func fail(id: JSONValue?, _ error: WireError, connection: ConnectionHandler) -> CommandOutcome {
+    private func fail(id: [UInt8]?, _ error: WireError, connection: ConnectionHandler) -> CommandOutcome {
         let state = connection.state
         state.errorCounts[error.code.rawValue, default: 0] += 1
         connection.lastErrorCode = error.code.rawValue
@@ -296,12 +297,12 @@ struct CommandRouter: Sendable {
     }
 
     /// The bytes of an error reply.
-    func errorReply(id: JSONValue?, _ error: WireError) -> [UInt8] {
+    func errorReply(id: [UInt8]?, _ error: WireError) -> [UInt8] {
         var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         if let id {
             writer.key("id")
-            writer.value(id)
+            writer.raw(id)
         }
         writer.key("ok")
         writer.bool(false)

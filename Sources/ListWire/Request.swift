@@ -1,30 +1,29 @@
 import DiffableCore
 
-/// One request line: `{"id": <optional scalar>, "cmd": "<command>", <arguments>}`.
+/// One request line: `{"id": <optional JSON value>, "cmd": "<command>", <arguments>}`.
 public struct Request: Sendable {
-    /// The caller's identifier, echoed in the reply; any JSON scalar.
+    /// The caller's identifier: any JSON value.
     public var id: JSONValue?
+    /// `id` exactly as the line had it, echoed byte for byte in the reply (a 30-digit number stays one).
+    public var rawID: [UInt8]?
     public var command: String
     public var arguments: Arguments
 
     public init(id: JSONValue? = nil, command: String, arguments: [String: JSONValue] = [:]) {
         self.id = id
+        self.rawID = id?.jsonBytes
         self.command = command
         self.arguments = Arguments(arguments)
     }
 
-    /// Decodes a parsed line.
+    /// Decodes a parsed line (`rawID` is the id's encoding; `rawID(in:)` finds the line's own bytes).
     ///
-    /// - Throws: `invalid-request` when it is not an object with a string `cmd` and a scalar `id`.
+    /// - Throws: `invalid-request` when it is not an object with a string `cmd`.
     public init(_ value: JSONValue) throws(WireError) {
         guard case .object(var members) = value else {
             throw WireError(.invalidRequest, "A request is a JSON object with a \"cmd\" member.")
         }
         let id = members.removeValue(forKey: "id")
-        switch id {
-        case .array, .object: throw WireError(.invalidRequest, "\"id\" must be a string, number, boolean or null.")
-        default: break
-        }
         guard let command = members.removeValue(forKey: "cmd") else {
             throw WireError(.invalidRequest, "The request has no \"cmd\" member.")
         }
@@ -32,16 +31,37 @@ public struct Request: Sendable {
             throw WireError(.invalidRequest, "\"cmd\" must be a string.")
         }
         self.id = id
+        self.rawID = id?.jsonBytes
         self.command = name
         self.arguments = Arguments(members)
     }
 
-    /// The `id` member of a line that may not be a valid request, so that even an error reply can echo it.
-    public static func id(in value: JSONValue) -> JSONValue? {
-        guard case .object(let members) = value, let id = members["id"] else { return nil }
-        switch id {
-        case .array, .object: return nil
-        default: return id
+    /// The bytes of the `id` member of a line that is a JSON object, exactly as sent, so that any reply,
+    /// an error for a line that is no valid request included, can echo it; `nil` when it has none.
+    public static func rawID(in line: UnsafeRawBufferPointer, maximumDepth: Int = JSONParser.defaultMaximumDepth) -> [UInt8]? {
+        var parser = JSONParser(bytes: line, maximumDepth: maximumDepth)
+        do throws(JSONParseError) {
+            return try parser.rawMember("id")
+        } catch {
+            return nil
+        }
+    }
+}
+
+extension JSONParser {
+    /// The bytes of the value of the top-level object's member `wanted` (the first one of that name).
+    mutating func rawMember(_ wanted: String) throws(JSONParseError) -> [UInt8]? {
+        skipWhitespace()
+        guard current == UInt8(ascii: "{") else { return nil }
+        position += 1
+        skipWhitespace()
+        if current == UInt8(ascii: "}") { return nil }
+        while true {
+            let key = try parseMemberName()
+            let start = position
+            _ = try parseValue(depth: 1)
+            if key == wanted { return Array(bytes[start..<position]) }
+            guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { return nil }
         }
     }
 }

@@ -60,6 +60,7 @@ extension JSONParser {
         position += 1
         var members: [String: JSONValue] = [:]
         var id: JSONValue?
+        var rawID: [UInt8]?
         var command: String?
         var items: DecodedItems?
         var snapshot: [(section: Section, items: [Item])]?
@@ -76,11 +77,9 @@ extension JSONParser {
                 }
                 switch key {
                 case "id":
-                    let value = try parseValue(depth: 1)
-                    switch value {
-                    case .array, .object: throw Self.notDecoded
-                    default: id = value
-                    }
+                    let start = position
+                    id = try parseValue(depth: 1)
+                    rawID = Array(bytes[start..<position])
                     seenID = true
                 case "cmd":
                     guard case .string(let name) = try parseValue(depth: 1) else { throw Self.notDecoded }
@@ -111,7 +110,9 @@ extension JSONParser {
         }
         skipWhitespace()
         guard position == bytes.count, let command else { throw Self.notDecoded }
-        var request = Request(id: id, command: command, arguments: members)
+        var request = Request(id: nil, command: command, arguments: members)
+        request.id = id
+        request.rawID = rawID
         request.arguments.decodedItems = items
         request.arguments.decodedSnapshot = snapshot
         return request

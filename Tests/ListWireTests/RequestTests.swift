@@ -10,13 +10,25 @@ struct RequestTests {
         #expect(request.id == "r1" && request.command == "appendItems")
         #expect(request.arguments.members.keys.sorted() == ["items"])
         for (text, expected) in [
-            ("[1]", "object"), (#"{"id":1}"#, "no \"cmd\""), (#"{"cmd":3}"#, "must be a string"), (#"{"cmd":"x","id":[1]}"#, "\"id\""),
+            ("[1]", "object"), (#"{"id":1}"#, "no \"cmd\""), (#"{"cmd":3}"#, "must be a string"),
         ] {
             #expect { try Request(JSONParser.parse(text)) } throws: {
                 ($0 as? WireError)?.code == .invalidRequest && ($0 as! WireError).message.contains(expected)
             }
         }
-        #expect(Request.id(in: try JSONParser.parse(#"{"id":5,"cmd":7}"#)) == 5)
+        // Any JSON value is an id, echoed exactly as sent (numbers too big for a double's digits included).
+        for (line, id) in [
+            (#"{"id":5,"cmd":7}"#, "5"), (#"{"cmd":"x", "id" : 123456789012345678901234567890 }"#, "123456789012345678901234567890"),
+            (#"{"id":[1, {"a":"\u00e9"}],"cmd":"ping"}"#, #"[1, {"a":"\u00e9"}]"#), (#"{"id":1.50e3,"cmd":"ping"}"#, "1.50e3"),
+            (#"{"cmd":"ping"}"#, ""), ("[1]", ""),
+        ] {
+            let raw = Array(line.utf8).withUnsafeBytes { Request.rawID(in: $0) }
+            #expect(raw.map { String(decoding: $0, as: UTF8.self) } ?? "" == id, "\(line)")
+            if line.contains(#""cmd":"ping""#) {
+                let decoded = Array(line.utf8).withUnsafeBytes { Request.decode(line: $0) }
+                #expect(decoded?.rawID.map { String(decoding: $0, as: UTF8.self) } ?? "" == id, "one-pass: \(line)")
+            }
+        }
     }
 
     @Test func argumentsAreStrict() throws {
