@@ -28,10 +28,8 @@ extension CommandRouter {
                         "Only root and the user listd runs as may ask about other users; user \(caller.displayName) may ask about itself.")
                 }
                 let identity = try user.map { value throws(WireError) in try state.identity(named: value) } ?? caller
-                if let model = state.model.dataSources[name] {
-                    try state.require(.read, on: model, by: caller, to: "ask about it")
-                }
-                let model = state.model.dataSources[name]
+                // A data source the caller may not even read is answered about as one that does not exist.
+                let model = state.model.dataSources[name].flatMap { state.isVisible($0, to: caller) ? $0 : nil }
                 let (level, reason) =
                     model.map { state.policy.access(of: identity, toDataSource: name, ownedBy: $0.owner) } ?? (.none, .defaultLevel)
                 let creatable = model == nil ? state.policy.mayCreate(identity, dataSource: name).allowed : nil

@@ -54,7 +54,8 @@ extension ServerState {
             if let dataSource = model.dataSources[name] { try require(.admin, on: dataSource, by: identity, to: "drop it") }
         case .dataSource(let name, _, let creation, let operation):
             if let dataSource = model.dataSources[name] {
-                try require(operation.requiredAccess, on: dataSource, by: identity, to: operation.purpose)
+                if creation != nil && !isVisible(dataSource, to: identity) { try authorizeCreating(name, by: identity) }
+                try require(operation.requiredAccess, on: dataSource, by: identity, to: operation.purpose, forChange: true)
             } else if creation != nil {
                 try authorizeCreating(name, by: identity)
             }
@@ -73,10 +74,20 @@ extension ServerState {
         }
     }
 
-    /// Refuses when `identity` has less than `level` on `dataSource`.
-    func require(_ level: AccessLevel, on dataSource: DataSourceModel, by identity: PeerIdentity, to purpose: String) throws(WireError) {
+    /// Whether `identity` may know that `dataSource` exists (it may at least read it).
+    func isVisible(_ dataSource: DataSourceModel, to identity: PeerIdentity) -> Bool {
+        policy.access(of: identity, toDataSource: dataSource.name, ownedBy: dataSource.owner).0 >= .read
+    }
+
+    /// Refuses when `identity` has less than `level` on `dataSource`: `permission-denied` naming the owner
+    /// for a user that may read it, and for one that may not even read it exactly what a data source that
+    /// does not exist gets (`forChange`: as a change of one would), so that its name and owner stay hidden.
+    func require(
+        _ level: AccessLevel, on dataSource: DataSourceModel, by identity: PeerIdentity, to purpose: String, forChange: Bool = false
+    ) throws(WireError) {
         let (granted, reason) = policy.access(of: identity, toDataSource: dataSource.name, ownedBy: dataSource.owner)
         guard granted < level else { return }
+        if granted < .read { throw StateModel.notFound(dataSource.name, forChange: forChange) }
         let owner = userName(of: dataSource.owner)
         throw WireError(
             .permissionDenied,

@@ -42,6 +42,16 @@ public final class StateModel {
         usageByOwner[owner] = usage == OwnerUsage() ? nil : usage
     }
 
+    /// The error for a data source that does not exist (for a change, with how to make one). The access
+    /// policy answers the same for one a user may not even read, so that user cannot tell the two apart.
+    public static func notFound(_ name: String, forChange: Bool) -> WireError {
+        WireError(
+            .dataSourceNotFound,
+            forChange
+                ? "Data source \"\(name)\" does not exist; apply, appendSections and applySectionSnapshot create one, other changes need it to exist."
+                : "Data source \"\(name)\" does not exist.")
+    }
+
     /// Validates `change` against the state and applies it, all or nothing.
     ///
     /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state copy).
@@ -96,9 +106,7 @@ public final class StateModel {
         } else {
             // Only changes that make sense on an empty data source create one: the others name a
             // section or an item a new data source would not have (and a typo must not make a new one).
-            throw WireError(
-                .dataSourceNotFound,
-                "Data source \"\(name)\" does not exist; apply, appendSections and applySectionSnapshot create one, other changes need it to exist.")
+            throw Self.notFound(name, forChange: true)
         }
         if let ifVersion, ifVersion != dataSource.version {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")

@@ -151,7 +151,25 @@ struct LocalUsersTests {
         _ = try other.request(["cmd": "appendItems", "dataSource": "shared-board", "items": ["b"]]).result()
         #expect(try other.request(["cmd": "setLayout", "dataSource": "shared-board", "layout": [:]]).errorCode == "permission-denied")
         #expect(try other.request(["cmd": "appendItems", "dataSource": "other", "items": ["b"]]).errorCode == "permission-denied")
-        #expect(try other.request(["cmd": "snapshot", "dataSource": "private-notes"]).errorCode == "permission-denied")
+        // A data source nobody may not even read is, to nobody, one that does not exist: every command
+        // gets exactly what it gets for a name that is not there (no owner, no hint).
+        for request: JSONValue in [
+            ["cmd": "snapshot", "dataSource": "private-notes"], ["cmd": "appendItems", "dataSource": "private-notes", "items": ["x"]],
+            ["cmd": "apply", "dataSource": "private-notes", "snapshot": ["sections": []]], ["cmd": "dropDataSource", "dataSource": "private-notes"],
+            ["cmd": "createDataSource", "dataSource": "private-notes"], ["cmd": "attach", "dataSource": "private-notes"],
+            ["cmd": "access", "dataSource": "private-notes"],
+        ] {
+            let hidden = try other.request(request)
+            var absentRequest = request
+            if case .object(var members) = request {
+                members["dataSource"] = "private-nothere"
+                absentRequest = .object(members)
+            }
+            let absent = try other.request(absentRequest)
+            #expect(hidden["ok"] == false || request["cmd"] == "access", "\(request)")
+            let hiddenText = String(decoding: hidden.jsonBytes, as: UTF8.self).replacingOccurrences(of: "private-notes", with: "NAME")
+            #expect(hiddenText == String(decoding: absent.jsonBytes, as: UTF8.self).replacingOccurrences(of: "private-nothere", with: "NAME"))
+        }
         let names = try other.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue.compactMap { $0["name"]?.stringValue }
         #expect(names == ["other", "shared-board"])
         // Rules reserve the names they cover: nobody gets less than write on private-*, and a user no
