@@ -146,6 +146,8 @@ extension CommandRouter {
                         writer.int(state.connectionsAccepted)
                         writer.key("refused")
                         writer.int(state.connectionsRefused)
+                        writer.key("partialLineBytes")
+                        writer.int(state.partialLineBytes)
                         writer.key("clients")
                         writer.beginArray()
                         for id in state.connections.keys.sorted() {

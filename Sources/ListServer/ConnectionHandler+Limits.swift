@@ -12,7 +12,7 @@ import NIOCore
 /// - Unfinished lines: the framer reports what it holds (`FramedLine.partial`). A line not finished within
 ///   `partialLineTimeoutSeconds` (its clock stops while the connection is not read) closes the
 ///   connection with `line-too-long`; the bytes count toward `ServerState.partialLineBytes`, whose cap
-///   closes the largest holders.
+///   closes connections of the user holding the most, its longest lines first.
 extension ConnectionHandler {
     /// Gathered output handed to the channel before the read burst ends.
     static let handOffBytes = 64 << 10
@@ -167,17 +167,28 @@ extension ConnectionHandler {
 }
 
 extension ServerState {
-    /// Closes the connections holding the most bytes of unfinished lines until the total is within
-    /// `maximumPartialLineBytesTotal`.
+    /// Closes connections holding unfinished lines until the total is within
+    /// `maximumPartialLineBytesTotal`, fairly by user: each time the user holding the most bytes (over all
+    /// its connections) loses its longest line, so many connections of one user never push out another
+    /// user's one long line.
     func shedPartialLines() {
         let cap = configuration.maximumPartialLineBytesTotal
         guard partialLineBytes > cap else { return }
-        let holders = connections.values.filter { $0.heldPartialBytes > 0 }.sorted { $0.heldPartialBytes > $1.heldPartialBytes }
-        for holder in holders {
-            guard partialLineBytes > cap else { break }
+        var byUser: [UInt32: (total: Int, holders: [ConnectionHandler])] = [:]
+        for connection in connections.values where connection.heldPartialBytes > 0 {
+            byUser[connection.identity.uid, default: (0, [])].total += connection.heldPartialBytes
+            byUser[connection.identity.uid, default: (0, [])].holders.append(connection)
+        }
+        for uid in byUser.keys { byUser[uid]!.holders.sort { $0.heldPartialBytes < $1.heldPartialBytes } }
+        while partialLineBytes > cap, let (uid, most) = byUser.max(by: { $0.value.total < $1.value.total }), let holder = most.holders.last {
+            let held = holder.heldPartialBytes
+            byUser[uid]!.holders.removeLast()
+            byUser[uid]!.total -= held
+            if byUser[uid]!.holders.isEmpty { byUser[uid] = nil }
             holder.abandonPartialLine(
-                "Unfinished lines across all connections passed maxPartialLineBytesTotal (\(cap) bytes) and this connection holds "
-                    + "the longest (\(holder.heldPartialBytes) bytes); closing the connection.",
+                "Unfinished lines across all connections passed maxPartialLineBytesTotal (\(cap) bytes); user "
+                    + "\(holder.identity.displayName) (uid \(uid)) holds the most (\(most.total) bytes over \(most.holders.count) "
+                    + "connection\(most.holders.count == 1 ? "" : "s")) and this is its longest line (\(held) bytes); closing the connection.",
                 reason: "unfinished lines over maxPartialLineBytesTotal")
         }
     }

@@ -344,6 +344,38 @@ struct LocalUsersTests {
         #expect(try cell().result()["cells"]?.arrayValue.first?["content"]?["text"] == "HACKED secret A1")
     }
 
+    /// Another user's many unfinished lines pass `maxPartialLineBytesTotal`: that user's connections are
+    /// closed, root's one long line (longer than any of theirs) is not and is answered once finished.
+    @Test func theGlobalCapOnUnfinishedLinesClosesTheUserHoldingTheMost() throws {
+        let daemon = try sharedDaemon(configuration: ["maxPartialLineBytesTotal": 1_000_000])
+        let root = try daemon.connect()
+        let text = String(repeating: "r", count: 400_000)
+        let line = Array(#"{"cmd":"apply","dataSource":"big","snapshot":{"sections":[{"id":"S","items":[{"id":"a","data":{"text":""#.utf8)
+            + Array(text.utf8) + Array(#""}}]}]}}"#.utf8)
+        try root.send(bytes: Array(line.dropLast(10)))
+        #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["connections"]?["partialLineBytes"]?.intValue ?? 0 >= 400_000 })
+        var theirs: [LineConnection] = []
+        for _ in 0..<10 {
+            let connection = try connect(daemon)
+            try connection.send(bytes: Array(repeating: 0x20, count: 150_000))
+            theirs.append(connection)
+        }
+        #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["connections"]?["partialLineBytes"]?.intValue ?? .max <= 1_000_000 })
+        var closed = 0
+        for connection in theirs {
+            // A shed connection has its error waiting; the others have nothing to say.
+            if let reply = try? connection.readJSON(timeout: .milliseconds(200)) {
+                #expect(reply.errorCode == "line-too-long")
+                #expect(reply["error"]?["message"]?.stringValue?.contains("user nobody (uid 65534) holds the most") == true, "\(reply)")
+                closed += 1
+            }
+        }
+        #expect(closed >= 1, "the other user's lines were shed")
+        try root.send(bytes: Array(line.suffix(10)) + [0x0A])
+        let reply = try #require(try root.readJSON(timeout: .seconds(20)))
+        #expect(reply["ok"] == true, "root's line survived: \(reply)")
+    }
+
     @Test func connectionsPerUserAreLimited() throws {
         let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
         var served: [LineConnection] = []
