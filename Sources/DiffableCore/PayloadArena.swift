@@ -16,6 +16,9 @@ struct PayloadArena: Sendable {
     /// Bytes in `bytes` that no span covers any more.
     private var garbage = 0
 
+    /// The packed bytes of the live payloads (what the slots hold, garbage not counted). O(1).
+    var liveBytes: Int { bytes.count - garbage }
+
     /// Adds a slot holding `value`.
     mutating func append(_ value: JSONValue) {
         spans.append(write(value))

@@ -70,6 +70,7 @@ extension SnapshotStorage {
     mutating func adoptSlots(of other: SnapshotStorage) {
         precondition(itemIDs.isEmpty && undoLog == nil, "adoptSlots into a storage with items")
         itemIDs = other.itemIDs
+        itemIdentifierBytes = other.itemIdentifierBytes
         itemData = other.itemData
         slotByID = other.slotByID
         freeSlots = other.freeSlots

@@ -53,6 +53,12 @@ public struct Snapshot: Sendable {
     /// The number of items in all sections. O(1).
     public var numberOfItems: Int { storage.itemCount }
 
+    /// The bytes the snapshot stores: the identifiers of its sections and items and their payloads as
+    /// packed (`PackedPayload`), which is what a user's `maxBytesPerUser` quota counts. O(1).
+    public var storedBytes: Int {
+        storage.itemIdentifierBytes + storage.sectionIdentifierBytes + storage.sectionDataBytes + storage.itemData.liveBytes
+    }
+
     /// The number of items in a section. O(1) on average.
     ///
     /// - Throws: `SnapshotError.Code.sectionNotFound` when the section does not exist.

@@ -43,6 +43,7 @@ extension SnapshotStorage {
             attach(slot, toSection: section, at: index)
         case .allocated(let slot, let fresh):
             slotByID[itemIDs[Int(slot)]] = nil
+            itemIdentifierBytes -= itemIDs[Int(slot)].utf8.count
             if fresh {
                 precondition(Int(slot) == itemIDs.count - 1, "undo out of order")
                 itemIDs.removeLast()
@@ -61,6 +62,7 @@ extension SnapshotStorage {
             precondition(freeSlots.last == slot, "undo out of order")
             freeSlots.removeLast()
             itemIDs[Int(slot)] = id
+            itemIdentifierBytes += id.utf8.count
             itemData.set(data, at: Int(slot))
             itemMarks[Int(slot)] = marks
             slotByID[id] = slot
@@ -68,6 +70,8 @@ extension SnapshotStorage {
             let position = position(ofSectionKey: key)
             sectionOrder.remove(at: position)
             sectionKeyByID[sectionRecords[Int(key)].id] = nil
+            sectionIdentifierBytes -= sectionRecords[Int(key)].id.utf8.count
+            sectionDataBytes -= Self.packedSize(sectionRecords[Int(key)].data)
             if fresh {
                 precondition(Int(key) == sectionRecords.count - 1, "undo out of order")
                 sectionRecords.removeLast()
@@ -82,6 +86,8 @@ extension SnapshotStorage {
             precondition(freeSectionKeys.last == key, "undo out of order")
             freeSectionKeys.removeLast()
             sectionRecords[Int(key)] = SectionRecord(id: id, data: data, chunks: [], count: 0, isReloaded: isReloaded)
+            sectionIdentifierBytes += id.utf8.count
+            sectionDataBytes += Self.packedSize(data)
             sectionKeyByID[id] = key
             sectionOrder.insert(key, at: position)
             renumberSections(from: position)
@@ -90,6 +96,7 @@ extension SnapshotStorage {
         case .itemData(let slot, let old):
             itemData.set(old, at: Int(slot))
         case .sectionData(let key, let old):
+            sectionDataBytes += Self.packedSize(old) - Self.packedSize(sectionRecords[Int(key)].data)
             sectionRecords[Int(key)].data = old
         case .replaced(let storage):
             self = storage

@@ -62,6 +62,12 @@ struct SnapshotStorage: Sendable {
     var reloadedSectionOrder: [String] = []
 
     var itemCount = 0
+    /// Bytes of the identifiers of the items held (placed or detached) and of the sections, and the
+    /// packed bytes of the sections' payloads: with the item payloads' (`itemData.liveBytes`), what the
+    /// snapshot stores (`Snapshot.storedBytes`). Kept up to date by every change, O(1) each.
+    var itemIdentifierBytes = 0
+    var sectionIdentifierBytes = 0
+    var sectionDataBytes = 0
 
     /// While non-nil, every persistent change appends its inverse here (see `SnapshotStorage+Undo`).
     var undoLog: [UndoEntry]? = nil
@@ -85,6 +91,8 @@ struct SnapshotStorage: Sendable {
     /// Creates the record of a new, empty section and places it at `position`. O(sections after it).
     mutating func insertSection(_ section: Section, at position: Int) {
         let record = SectionRecord(id: section.id, data: section.data, chunks: [], count: 0, isReloaded: false)
+        sectionIdentifierBytes += section.id.utf8.count
+        sectionDataBytes += Self.packedSize(section.data)
         let key: Int32
         let fresh = freeSectionKeys.isEmpty
         if let reused = freeSectionKeys.popLast() {
@@ -114,6 +122,8 @@ struct SnapshotStorage: Sendable {
         }
         let key = sectionOrder.remove(at: position)
         let record = sectionRecords[Int(key)]
+        sectionIdentifierBytes -= record.id.utf8.count
+        sectionDataBytes -= Self.packedSize(record.data)
         for handle in record.chunks {
             for slot in chunks[Int(handle)].slots { freeSlot(slot) }
             freeChunk(handle)
@@ -191,6 +201,7 @@ struct SnapshotStorage: Sendable {
         Self.claim(&slotByID[item.id, default: -1], candidate: candidate, existing: &existing)
         if existing >= 0 { return (existing, false) }
         undoLog?.append(.allocated(slot: candidate, fresh: freeSlots.last != candidate))
+        itemIdentifierBytes += item.id.utf8.count
         if freeSlots.last == candidate {
             freeSlots.removeLast()
             itemIDs[Int(candidate)] = item.id
@@ -225,6 +236,7 @@ struct SnapshotStorage: Sendable {
     mutating func freeSlot(_ slot: Int32) {
         undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData.packed(at: Int(slot)), marks: itemMarks[Int(slot)]))
         slotByID[itemIDs[Int(slot)]] = nil
+        itemIdentifierBytes -= itemIDs[Int(slot)].utf8.count
         itemIDs[Int(slot)] = ""
         itemData.set(JSONValue.null, at: Int(slot))
         itemMarks[Int(slot)] = []
@@ -391,6 +403,7 @@ struct SnapshotStorage: Sendable {
     /// Replaces a section's payload.
     mutating func setData(_ data: JSONValue, ofSection key: Int32) {
         undoLog?.append(.sectionData(key: key, old: sectionRecords[Int(key)].data))
+        sectionDataBytes += Self.packedSize(data) - Self.packedSize(sectionRecords[Int(key)].data)
         sectionRecords[Int(key)].data = data
     }
 
@@ -412,6 +425,14 @@ struct SnapshotStorage: Sendable {
         for handle in sectionRecords[Int(key)].chunks {
             for slot in chunks[Int(handle)].slots { try body(slot) }
         }
+    }
+
+    /// The packed size of a section's payload (0 for none).
+    static func packedSize(_ data: JSONValue) -> Int {
+        if case .null = data { return 0 }
+        var bytes: [UInt8] = []
+        PackedPayload.append(data, to: &bytes)
+        return bytes.count
     }
 
     /// Checks every structural invariant; used by the tests after each mutation. O(n).
@@ -443,6 +464,13 @@ struct SnapshotStorage: Sendable {
             total += start
         }
         if total != itemCount || slotByID.count != itemCount { problems.append("item count") }
+        let free = Set(freeSlots)
+        let held = itemIDs.indices.filter { !free.contains(Int32($0)) }
+        if held.reduce(0, { $0 + itemIDs[$1].utf8.count }) != itemIdentifierBytes { problems.append("item identifier bytes") }
+        if held.reduce(0, { $0 + Int(itemData.spans[$1].count) }) != itemData.liveBytes { problems.append("payload bytes") }
+        let sections = sectionOrder.map { sectionRecords[Int($0)] }
+        if sections.reduce(0, { $0 + $1.id.utf8.count }) != sectionIdentifierBytes { problems.append("section identifier bytes") }
+        if sections.reduce(0, { $0 + Self.packedSize($1.data) }) != sectionDataBytes { problems.append("section payload bytes") }
         return problems
     }
 }

@@ -34,6 +34,7 @@ extension CommandRouter {
                     model.map { state.policy.access(of: identity, toDataSource: name, ownedBy: $0.owner) } ?? (.none, .defaultLevel)
                 let creatable = model == nil ? state.policy.mayCreate(identity, dataSource: name).allowed : nil
                 let usage = state.model.usage(of: identity.uid)
+                let storedBytes = state.model.storedBytes(of: identity.uid)
                 let quota = state.configuration.quota
                 let exempt = !OwnerQuota.applies(to: identity.uid)
                 return Execution { writer in
@@ -64,6 +65,7 @@ extension CommandRouter {
                     writer.key("usage")
                     writer.value([
                         "dataSources": .int(usage.dataSources), "items": .int(usage.items), "registrations": .int(usage.registrations),
+                        "bytes": .int(storedBytes),
                     ])
                     writer.key("quota")
                     if exempt {
@@ -71,7 +73,7 @@ extension CommandRouter {
                     } else {
                         writer.value([
                             "maxDataSourcesPerUser": .int(quota.maximumDataSources), "maxItemsPerUser": .int(quota.maximumItems),
-                            "maxRegistrationsPerUser": .int(quota.maximumRegistrations),
+                            "maxRegistrationsPerUser": .int(quota.maximumRegistrations), "maxBytesPerUser": .int(quota.maximumBytes),
                         ])
                     }
                 }

@@ -148,6 +148,10 @@ extension CommandRouter {
                         writer.int(state.connectionsRefused)
                         writer.key("partialLineBytes")
                         writer.int(state.partialLineBytes)
+                        writer.key("heldOutputBytes")
+                        writer.int(state.heldOutput().total)
+                        writer.key("closedForHeldOutput")
+                        writer.int(state.connectionsClosedForHeldOutput)
                         writer.key("clients")
                         writer.beginArray()
                         for id in state.connections.keys.sorted() {
@@ -242,7 +246,12 @@ extension CommandRouter {
                         writer.key("events")
                         writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
                         writer.key("access")
-                        writer.value(["permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals)])
+                        writer.value([
+                            "permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals),
+                            // What each user's data sources store (maxBytesPerUser counts it), by uid.
+                            "storedBytesByUser": .object(
+                                Dictionary(uniqueKeysWithValues: state.model.storedBytesByOwner.map { (String($0.key), JSONValue.int($0.value)) })),
+                        ])
                         if let pipeline = state.pipeline {
                             writer.key("storage")
                             var storage: [String: JSONValue] = [
@@ -285,12 +294,14 @@ extension CommandRouter {
             "pluginDeadlineMilliseconds": .int(configuration.pluginDeadlineMilliseconds),
             "maxOutputBytes": .int(configuration.maximumOutputBytes),
             "maxOutputBytesHard": .int(configuration.maximumOutputBytesHard),
+            "maxOutputBytesTotal": .int(configuration.maximumOutputBytesTotal),
             "partialLineTimeoutSeconds": .int(configuration.partialLineTimeoutSeconds),
             "maxPartialLineBytesTotal": .int(configuration.maximumPartialLineBytesTotal),
             "maxPluginPendingRequests": .int(configuration.maximumPluginPendingRequests),
             "maxConnectionsPerUser": .int(configuration.maximumConnectionsPerUser),
             "maxDataSourcesPerUser": .int(configuration.quota.maximumDataSources),
             "maxItemsPerUser": .int(configuration.quota.maximumItems),
+            "maxBytesPerUser": .int(configuration.quota.maximumBytes),
             "maxRegistrationsPerUser": .int(configuration.quota.maximumRegistrations),
         ])
     }

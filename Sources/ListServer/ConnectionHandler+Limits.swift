@@ -68,13 +68,15 @@ extension ConnectionHandler {
         if !context.channel.isWritable { pauseOutput() }
     }
 
-    /// Stops reading and running this connection's requests until its output drains.
+    /// Stops reading and running this connection's requests until its output drains; past
+    /// `maxOutputBytesTotal` held across the paused connections, the largest holders are closed.
     func pauseOutput() {
         guard !outputPaused else { return }
         outputPaused = true
         // The peer cannot finish a line that is not read: the partial line's clock stops.
         partialLineStarted = nil
         state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)", "user": "\(identity.displayName)"])
+        state.shedHeldOutput()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -190,6 +192,46 @@ extension ServerState {
                     + "\(holder.identity.displayName) (uid \(uid)) holds the most (\(most.total) bytes over \(most.holders.count) "
                     + "connection\(most.holders.count == 1 ? "" : "s")) and this is its longest line (\(held) bytes); closing the connection.",
                 reason: "unfinished lines over maxPartialLineBytesTotal")
+        }
+    }
+}
+
+extension ServerState {
+    /// The unsent output of the connections whose output is paused (each other one holds less than
+    /// `maxOutputBytes`), with the total.
+    func heldOutput() -> (total: Int, holders: [(connection: ConnectionHandler, bytes: Int)]) {
+        var holders: [(connection: ConnectionHandler, bytes: Int)] = []
+        var total = 0
+        for connection in connections.values where connection.outputPaused && !connection.closing {
+            guard let context = connection.context else { continue }
+            let bytes = connection.unsentBytes(context: context)
+            holders.append((connection, bytes))
+            total += bytes
+        }
+        return (total, holders)
+    }
+
+    /// Closes the connections holding the most unsent output until what the paused ones hold is within
+    /// `maximumOutputBytesTotal`.
+    func shedHeldOutput() {
+        let cap = configuration.maximumOutputBytesTotal
+        var (total, holders) = heldOutput()
+        guard total > cap else { return }
+        holders.sort { $0.bytes > $1.bytes }
+        for (holder, bytes) in holders {
+            guard total > cap, let context = holder.context else { break }
+            logger.warning(
+                "closing a connection that does not read its output: unsent output across connections passed maxOutputBytesTotal",
+                metadata: [
+                    "connection": "\(holder.id)", "user": "\(holder.identity.displayName)", "unsentBytes": "\(bytes)",
+                    "heldOutputBytes": "\(total)", "maxOutputBytesTotal": "\(cap)",
+                ])
+            holder.closing = true
+            holder.pending = nil
+            holder.queued = []
+            context.close(promise: nil)
+            connectionsClosedForHeldOutput += 1
+            total -= bytes
         }
     }
 }

@@ -42,6 +42,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumOutputBytes: Int = 4 << 20
     /// Unsent bytes of one connection at which it is closed: a peer that never reads (Redis's hard limit).
     public var maximumOutputBytesHard: Int = 128 << 20
+    /// Unsent bytes held across all connections whose output is paused (peers that do not read what they
+    /// asked for); past it the largest holders are closed, so that many connections together cannot
+    /// exhaust memory the way one is stopped from by `maximumOutputBytesHard`.
+    public var maximumOutputBytesTotal: Int = 1 << 30
     /// A request line not finished within this many seconds closes its connection.
     public var partialLineTimeoutSeconds: Int = 30
     /// Bytes of unfinished lines held across all connections; past it the largest holders are closed
@@ -57,7 +61,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `limit-exceeded` line and is closed.
     public var maximumConnectionsPerUser: Int = 256
     /// What one user may own (root is exempt): data sources, the items in them, registrations.
-    public var quota = OwnerQuota(maximumDataSources: 1_000, maximumItems: 10_000_000, maximumRegistrations: 100)
+    public var quota = OwnerQuota(maximumDataSources: 1_000, maximumItems: 10_000_000, maximumRegistrations: 100, maximumBytes: 256 << 20)
     /// The mode the socket is created with when listd binds it (systemd's socket unit sets its own).
     public var socketMode: UInt32 = 0o600
     /// The group the socket is given when listd binds it (`nil`: listd's own group).

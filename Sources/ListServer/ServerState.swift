@@ -43,6 +43,8 @@ final class ServerState {
     let userNames = UserNameCache()
     /// Bytes of unfinished request lines held across all connections (see `shedPartialLines`).
     var partialLineBytes = 0
+    /// Connections closed because the output held for peers that do not read passed `maxOutputBytesTotal`.
+    var connectionsClosedForHeldOutput = 0
     private var nextConnectionID = 1
     var isShuttingDown = false
     /// The STATUS= line last sent to the service manager.

@@ -147,11 +147,15 @@ public struct OwnerQuota: Sendable, Equatable {
     public var maximumDataSources: Int
     public var maximumItems: Int
     public var maximumRegistrations: Int
+    /// Bytes of identifiers and payloads stored in the user's data sources (`Snapshot.storedBytes`).
+    /// A user at or past it may only remove; one change may carry it past by at most one request.
+    public var maximumBytes: Int
 
-    public init(maximumDataSources: Int, maximumItems: Int, maximumRegistrations: Int) {
+    public init(maximumDataSources: Int, maximumItems: Int, maximumRegistrations: Int, maximumBytes: Int = .max) {
         self.maximumDataSources = maximumDataSources
         self.maximumItems = maximumItems
         self.maximumRegistrations = maximumRegistrations
+        self.maximumBytes = maximumBytes
     }
 
     public static let unlimited = OwnerQuota(maximumDataSources: .max, maximumItems: .max, maximumRegistrations: .max)
@@ -170,5 +174,29 @@ public struct OwnerUsage: Sendable, Equatable {
         self.dataSources = dataSources
         self.items = items
         self.registrations = registrations
+    }
+}
+
+extension DataSourceOperation {
+    /// Whether the operation may store more bytes than before (what a user at its byte quota may not
+    /// do): everything but removing, moving, reloading and outline expansion.
+    public var mayAddBytes: Bool {
+        switch self {
+        case .edit(let edit): return edit.mayAddBytes
+        case .batch(let edits): return edits.contains { $0.mayAddBytes }
+        case .replaceSnapshot, .replaceOutline: return true
+        case .setExpansion, .setLayout, .setCellProvider: return false
+        }
+    }
+}
+
+extension SnapshotEdit {
+    fileprivate var mayAddBytes: Bool {
+        switch self {
+        case .deleteSections, .deleteItems, .deleteAllItems, .moveSection, .moveItem, .reloadSections, .reloadItems, .reconfigureItems:
+            return false
+        default:
+            return true
+        }
     }
 }

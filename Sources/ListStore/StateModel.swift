@@ -15,6 +15,8 @@ public final class StateModel {
     public internal(set) var registrationOrder: [String] = []
     /// What each user owns, by uid (kept up to date by every change; recounted on load).
     private(set) var usageByOwner: [UInt32: OwnerUsage] = [:]
+    /// The bytes each user's data sources store (`Snapshot.storedBytes`), by uid.
+    private(set) var bytesByOwner: [UInt32: Int] = [:]
 
     public init() {}
 
@@ -23,15 +25,34 @@ public final class StateModel {
     /// - Complexity: O(1).
     public func usage(of owner: UInt32) -> OwnerUsage { usageByOwner[owner] ?? OwnerUsage() }
 
+    /// The bytes of identifiers and payloads `owner`'s data sources store (`maxBytesPerUser` counts them).
+    ///
+    /// - Complexity: O(1).
+    public func storedBytes(of owner: UInt32) -> Int { bytesByOwner[owner] ?? 0 }
+
+    /// Every user's stored bytes, by uid (users storing nothing left out).
+    public var storedBytesByOwner: [UInt32: Int] { bytesByOwner }
+
     /// Recounts every owner's usage from the state (after the state was replaced wholesale).
     func recountUsage() {
         var usage: [UInt32: OwnerUsage] = [:]
+        var bytes: [UInt32: Int] = [:]
+        for dataSource in dataSources.values where dataSource.snapshot.storedBytes > 0 {
+            bytes[dataSource.owner, default: 0] += dataSource.snapshot.storedBytes
+        }
+        bytesByOwner = bytes
         for dataSource in dataSources.values {
             usage[dataSource.owner, default: OwnerUsage()].dataSources += 1
             usage[dataSource.owner, default: OwnerUsage()].items += dataSource.storedItemCount
         }
         for registration in registrations.values { usage[registration.owner, default: OwnerUsage()].registrations += 1 }
         usageByOwner = usage
+    }
+
+    private func adjustBytes(of owner: UInt32, by delta: Int) {
+        guard delta != 0 else { return }
+        let bytes = (bytesByOwner[owner] ?? 0) + delta
+        bytesByOwner[owner] = bytes == 0 ? nil : bytes
     }
 
     private func adjustUsage(of owner: UInt32, dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
@@ -61,8 +82,10 @@ public final class StateModel {
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
             try checkCanCreate(name, owner: content.owner, limits)
             try checkQuota(addingItems: content.snapshot.numberOfItems, owner: content.owner, limits)
+            try checkBytes(replacing: 0, with: content.snapshot.storedBytes, owner: content.owner, limits)
             dataSources[name] = DataSourceModel(name: name, incarnation: incarnation, content: content)
             adjustUsage(of: content.owner, dataSources: 1, items: content.snapshot.numberOfItems)
+            adjustBytes(of: content.owner, by: content.snapshot.storedBytes)
             var outcome = ChangeOutcome()
             outcome.version = content.version
             outcome.createdDataSource = true
@@ -72,6 +95,7 @@ public final class StateModel {
                 throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
             }
             adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.storedItemCount)
+            adjustBytes(of: dropped.owner, by: -dropped.snapshot.storedBytes)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
             return outcome
@@ -112,11 +136,18 @@ public final class StateModel {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
         }
         let itemsBefore = dataSource.storedItemCount
+        let bytesBefore = dataSource.snapshot.storedBytes
+        if case .replaceSnapshot(let new, _) = operation {
+            try checkBytes(replacing: bytesBefore, with: new.storedBytes, owner: dataSource.owner, limits)
+        } else if operation.mayAddBytes {
+            try checkBytes(replacing: 0, with: 1, owner: dataSource.owner, limits)
+        }
         var outcome = try perform(operation, on: dataSource, limits: limits)
         if created { dataSources[name] = dataSource }
         dataSource.version += 1
         dataSource.reconcileOutlines()
         adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
+        adjustBytes(of: dataSource.owner, by: dataSource.snapshot.storedBytes - bytesBefore)
         outcome.version = dataSource.version
         outcome.createdDataSource = created
         return outcome
@@ -237,6 +268,20 @@ public final class StateModel {
     }
 
     /// `owner` may own `addedItems` more items.
+    /// Refuses a change that would store `new` bytes where `old` are now, for a user whose stored bytes
+    /// would pass `maxBytesPerUser` (only growing is refused; a change whose size is not known before it
+    /// runs passes `1` for "some", so a user at the quota may only remove).
+    private func checkBytes(replacing old: Int, with new: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
+        let limit = limits.quota.maximumBytes
+        guard new > old, OwnerQuota.applies(to: owner), limit < .max else { return }
+        let stored = storedBytes(of: owner)
+        guard stored - old + new > limit else { return }
+        throw WireError(
+            .limitExceeded,
+            "User \(owner) stores \(stored) bytes of identifiers and payloads; this change would pass the per-user quota of \(limit) bytes (maxBytesPerUser). Remove something first.",
+            details: ["quota": "maxBytesPerUser", "uid": .int(Int(owner))])
+    }
+
     private func checkQuota(addingItems addedItems: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.quota.maximumItems
         guard addedItems > 0, limit < .max, OwnerQuota.applies(to: owner) else { return }

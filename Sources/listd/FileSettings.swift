@@ -32,9 +32,9 @@ struct FileSettings {
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
-        "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard",
+        "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard", "maxOutputBytesTotal",
         "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests", "maxConnectionsPerUser",
-        "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser",
+        "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser", "maxBytesPerUser",
     ]
     /// The settings that are not positive integers.
     static let otherKeys = ["logLevel", "pluginDirectory", "plugins", "postgres", "access", "defaultAccess", "trustedPluginUsers", "trustedPluginGroups"]
@@ -233,12 +233,14 @@ struct FileSettings {
         if let value = values["changeLogBytes"] { configuration.changeLogBytes = value }
         if let value = values["maxOutputBytes"] { configuration.maximumOutputBytes = value }
         if let value = values["maxOutputBytesHard"] { configuration.maximumOutputBytesHard = value }
+        if let value = values["maxOutputBytesTotal"] { configuration.maximumOutputBytesTotal = value }
         if let value = values["partialLineTimeoutSeconds"] { configuration.partialLineTimeoutSeconds = value }
         if let value = values["maxPartialLineBytesTotal"] { configuration.maximumPartialLineBytesTotal = value }
         if let value = values["maxPluginPendingRequests"] { configuration.maximumPluginPendingRequests = value }
         if let value = values["maxConnectionsPerUser"] { configuration.maximumConnectionsPerUser = value }
         if let value = values["maxDataSourcesPerUser"] { configuration.quota.maximumDataSources = value }
         if let value = values["maxItemsPerUser"] { configuration.quota.maximumItems = value }
+        if let value = values["maxBytesPerUser"] { configuration.quota.maximumBytes = value }
         if let value = values["maxRegistrationsPerUser"] { configuration.quota.maximumRegistrations = value }
         configuration.access.rules = accessRules
         if let defaultAccess { configuration.access.defaultLevel = defaultAccess }

@@ -97,6 +97,36 @@ struct ConnectionHardeningTests {
         #expect(daemon.log.contains("closing a connection that does not read its output"))
     }
 
+    /// Several connections ask for a big snapshot and never read it: each is under the hard limit, but
+    /// together they pass `maxOutputBytesTotal`, so the largest holders are closed; the total stays near
+    /// the cap and others are served.
+    @Test func outputHeldForPeersThatDoNotReadIsCappedAcrossConnections() throws {
+        let daemon = try Daemon(configuration: ["maxOutputBytesTotal": 30_000_000])
+        let payload = JSONValue.string(String(repeating: "x", count: 1_000_000))
+        let items = JSONValue.array((0..<12).map { ["id": .string("item-\($0)"), "data": ["t": payload]] })
+        _ = try daemon.request(["cmd": "apply", "dataSource": "big", "snapshot": ["sections": [["id": "s", "items": items]]]]).result()
+        var readers: [LineConnection] = []
+        for _ in 0..<6 {
+            let reader = try daemon.connect()
+            try reader.send(["cmd": "snapshot", "dataSource": "big"])
+            readers.append(reader)
+        }
+        func connections() throws -> JSONValue { try daemon.request(["cmd": "stats"]).result()["connections"] ?? .null }
+        let shed = try eventually { try connections()["closedForHeldOutput"]?.intValue ?? 0 >= 3 }
+        let after = try connections()
+        #expect(shed, "\(after)")
+        let held = try connections()["heldOutputBytes"]?.intValue ?? -1
+        print("held output across connections: \(held) bytes, cap 30000000")
+        #expect(held <= 30_000_000)
+        #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
+        // The connections left open still get their whole reply once they read.
+        var whole = 0
+        for reader in readers {
+            if let reply = try? reader.readJSON(timeout: .seconds(20)), reply["ok"] == true { whole += 1 }
+        }
+        #expect(whole >= 1 && whole <= 3, "\(whole) of 6 replies were kept")
+    }
+
     /// With 64 descriptors, connections beyond them wait in the backlog: listd pauses accepting (no
     /// 100% CPU loop), logs the limit once, and serves again once descriptors are free.
     @Test func outOfDescriptorsListdPausesAcceptingInsteadOfSpinning() throws {

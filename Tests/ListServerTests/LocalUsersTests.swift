@@ -376,6 +376,31 @@ struct LocalUsersTests {
         #expect(reply["ok"] == true, "root's line survived: \(reply)")
     }
 
+    /// Another user appends big payloads: past `maxBytesPerUser` its changes that add bytes are refused
+    /// (root's go on); `access` and `stats` show the bytes; removing makes room again.
+    @Test func storedBytesPerUserAreCapped() throws {
+        let daemon = try sharedDaemon(configuration: ["maxBytesPerUser": 3_000_000])
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "appendSections", "dataSource": "mine", "sections": ["S"]]).result()
+        let payload = JSONValue.string(String(repeating: "p", count: 1_000_000))
+        var accepted = 0
+        var refusal: JSONValue?
+        for index in 0..<10 {
+            let reply = try other.request(["cmd": "appendItems", "dataSource": "mine", "items": [["id": .string("big-\(index)"), "data": ["t": payload]]]])
+            if reply["ok"] == true { accepted += 1 } else { refusal = reply; break }
+        }
+        #expect(accepted == 3, "\(accepted) accepted")
+        #expect(refusal?.errorCode == "limit-exceeded" && refusal?["error"]?["quota"] == "maxBytesPerUser", "\(String(describing: refusal))")
+        let usage = try other.request(["cmd": "access", "dataSource": "mine"]).result()
+        let bytes = try #require(usage["usage"]?["bytes"]?.intValue)
+        #expect(bytes > 3_000_000 && bytes < 3_100_000 && usage["quota"]?["maxBytesPerUser"] == 3_000_000, "\(usage)")
+        #expect(try daemon.request(["cmd": "stats"]).result()["access"]?["storedBytesByUser"]?["65534"] == .int(bytes))
+        // Root is exempt; the other user may remove, and then add again.
+        _ = try daemon.request(["cmd": "apply", "dataSource": "roots", "snapshot": ["sections": [["id": "S", "items": [["id": "r", "data": ["t": payload]]]]]]]).result()
+        _ = try other.request(["cmd": "deleteItems", "dataSource": "mine", "items": ["big-0", "big-1"]]).result()
+        _ = try other.request(["cmd": "appendItems", "dataSource": "mine", "items": [["id": "again", "data": ["t": payload]]]]).result()
+    }
+
     @Test func connectionsPerUserAreLimited() throws {
         let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
         var served: [LineConnection] = []
@@ -416,7 +441,7 @@ struct LocalUsersTests {
             _ = try daemon.request(["cmd": "apply", "dataSource": .string(name), "snapshot": ["sections": [["id": "S", "items": ["1", "2", "3", "4"]]]]]).result()
         }
         let usage = try other.request(["cmd": "access", "dataSource": "b"]).result()
-        #expect(usage["usage"] == ["dataSources": 2, "items": 3, "registrations": 0])
+        #expect(usage["usage"] == ["dataSources": 2, "items": 3, "registrations": 0, "bytes": 4], "identifiers: S and three one-byte items")
         #expect(try daemon.request(["cmd": "stats"]).result()["access"]?["quotaRefused"] == 2)
     }
 

@@ -105,6 +105,48 @@ struct OwnershipTests {
         #expect(logged == provider)
     }
 
+    /// `maxBytesPerUser`: what a user's data sources store (identifiers and packed payloads) is counted
+    /// with every change; at the quota only removing works, an `apply` is measured exactly, dropping gives
+    /// the bytes back, a recount from the state agrees, and root is exempt.
+    @Test func storedBytesAreCountedAndCappedPerUser() throws {
+        var limits = ChangeLimits(maximumDataSources: 100, maximumItemsPerDataSource: 1_000, maximumIdentifierBytes: 64, maximumRegistrations: 50)
+        limits.quota = OwnerQuota(maximumDataSources: 10, maximumItems: 1_000, maximumRegistrations: 10, maximumBytes: 1_000)
+        let model = StateModel()
+        func bytesError(_ change: StateChange) -> String? {
+            do throws(WireError) {
+                _ = try model.apply(change, limits: limits)
+                return nil
+            } catch {
+                return error.details["quota"]?.stringValue ?? error.code.rawValue
+            }
+        }
+        let text = JSONValue.string(String(repeating: "x", count: 300))
+        _ = try model.apply(
+            .dataSource(name: "a", ifVersion: nil, createAs: DataSourceCreation(incarnation: "i", owner: 1000), .edit(.appendSections(["S"]))), limits: limits)
+        var appended = 0
+        while bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.appendItems([Item("i\(appended)", data: ["t": text])], toSection: "S")))) == nil {
+            appended += 1
+        }
+        let a = try #require(model.dataSources["a"])
+        #expect(appended == 4, "three fit under 1,000 bytes, the fourth carries the user past it")
+        #expect(model.storedBytes(of: 1000) == a.snapshot.storedBytes && a.snapshot.storedBytes > 1_000)
+        #expect(bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.appendItems(["tiny"], toSection: "S")))) == "maxBytesPerUser")
+        #expect(bytesError(.createDataSource(name: "b", incarnation: "j", content: DataSourceContent(owner: 1000))) == nil, "an empty one stores nothing")
+        // Removing always works and gives the bytes back.
+        #expect(bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.deleteItems(["i0", "i1"])))) == nil)
+        #expect(model.storedBytes(of: 1000) == a.snapshot.storedBytes && a.snapshot.storedBytes < 1_000)
+        // An apply is measured exactly: what it would store in place of what is there.
+        let big = try Snapshot([(Section("S"), (0..<5).map { Item("n\($0)", data: ["t": text]) })])
+        #expect(bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceSnapshot(big, reloadData: false))) == "maxBytesPerUser")
+        let small = try Snapshot([(Section("S"), [Item("n0", data: ["t": text])])])
+        #expect(bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceSnapshot(small, reloadData: false))) == nil)
+        #expect(model.storedBytes(of: 1000) == small.storedBytes)
+        // Root is exempt; dropping gives everything back.
+        _ = try model.apply(.createDataSource(name: "r", incarnation: "k", content: DataSourceContent(owner: 0, snapshot: big)), limits: limits)
+        _ = try model.apply(.dropDataSource(name: "a"), limits: limits)
+        #expect(model.storedBytes(of: 1000) == 0 && model.storedBytes(of: 0) == big.storedBytes)
+    }
+
     @Test func ownersSurviveTheStoredEncodings() throws {
         var content = DataSourceContent(owner: 1000, version: 3)
         content.snapshot = try Snapshot([(Section("S"), ["a"])])
