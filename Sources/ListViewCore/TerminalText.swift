@@ -37,6 +37,61 @@ public enum TerminalText {
         return result
     }
 
+    /// A name (a data source's, a registration's, a view's, a section or item identifier) as a terminal
+    /// may show it without one name passing for another: as `visible` does, and also
+    /// - every invisible or direction-changing character (zero-width spaces and joiners, bidi embeddings,
+    ///   overrides and isolates, the byte order mark, soft hyphens, fillers) written as `\u{202e}`; a
+    ///   zero-width joiner between two emoji stays (it builds one emoji);
+    /// - in a name that has Latin letters, its Cyrillic and Greek letters written as `\u{043e}` (a
+    ///   Cyrillic "о" in "hоme"), since those look like Latin ones.
+    /// A name of plain ASCII, or wholly in one other script (Korean, Cyrillic), is shown as it is.
+    public static func name(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        let scalars = Array(text.unicodeScalars)
+        let hasLatin = scalars.contains { isLatinLetter($0) }
+        var result = ""
+        for (index, scalar) in scalars.enumerated() {
+            if isControl(scalar) {
+                result += visible(String(scalar))
+            } else if scalar.value == 0x200D, index > 0, index + 1 < scalars.count,
+                scalars[index - 1].properties.isEmoji && scalars[index - 1].value > 0xFF, scalars[index + 1].properties.isEmoji
+            {
+                result.unicodeScalars.append(scalar)
+            } else if isInvisible(scalar) || (hasLatin && isLatinLookalike(scalar)) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Characters that show as nothing or change the direction of what follows.
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180E, 0x200B...0x200F, 0x202A...0x202E,
+            0x2060...0x2064, 0x2066...0x206F, 0x3164, 0xFEFF, 0xFFA0, 0xE0000...0xE007F:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func isLatinLetter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x41...0x5A, 0x61...0x7A, 0xC0...0x24F: return scalar.properties.isAlphabetic
+        default: return false
+        }
+    }
+
+    /// Cyrillic and Greek letters (many look like Latin ones).
+    private static func isLatinLookalike(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0370...0x03FF, 0x0400...0x052F, 0x1D2B, 0x1F00...0x1FFF: return true
+        default: return false
+        }
+    }
+
     /// Whether `visible` would change `text` (scans its UTF-8 bytes; no allocation).
     public static func needsEscaping(_ text: String, keepingLineBreaks: Bool = false) -> Bool {
         ControlCharacters.firstOffset(inUTF8: text.utf8, ignoringLineBreaks: keepingLineBreaks) != nil

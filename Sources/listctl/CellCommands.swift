@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiffableCore
 import ListClient
+import ListViewCore
 import ListWire
 
 #if canImport(Glibc)
@@ -41,8 +42,9 @@ struct Registrations: ParsableCommand {
             Output.table(
                 ["REGISTRATION", "KIND", "TYPE", "CREATED", "REUSED", "DISPLAYED", "POOLED", "RELEASED", "REPLACED", "NEVER REUSED"],
                 (result["registrations"]?.arrayValue ?? []).map { entry in
-                    [entry["registration"], entry["kind"], entry["type"], entry["created"], entry["reused"], entry["displayed"],
-                     entry["pooled"], entry["released"], entry["contentConfigurationsReplaced"]].map { Output.cell($0) }
+                    [TerminalText.name(entry["registration"]?.stringValue ?? "")]
+                        + [entry["kind"], entry["type"], entry["created"], entry["reused"], entry["displayed"],
+                           entry["pooled"], entry["released"], entry["contentConfigurationsReplaced"]].map { Output.cell($0) }
                         + [entry["neverReused"] == true ? "yes" : "no"]
                 })
         }

@@ -18,7 +18,9 @@ struct List: ParsableCommand {
             Output.table(
                 ["DATA SOURCE", "VERSION", "SECTIONS", "ITEMS", "VIEWS", "OWNER", "ACCESS"],
                 (result["dataSources"]?.arrayValue ?? []).map {
-                    [$0["name"], $0["version"], $0["sections"], $0["items"], $0["views"], $0["ownerName"], $0["access"]].map { Output.cell($0) }
+                    [TerminalText.name($0["name"]?.stringValue ?? "")]
+                        + [$0["version"], $0["sections"], $0["items"], $0["views"]].map { Output.cell($0) }
+                        + [TerminalText.name($0["ownerName"]?.stringValue ?? ""), Output.cell($0["access"])]
                 })
         }
     }

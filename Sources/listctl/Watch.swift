@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiffableCore
 import ListClient
+import ListViewCore
 import ListWire
 
 #if canImport(Glibc)
@@ -44,7 +45,7 @@ struct Watch: ParsableCommand {
         let result = try connection.send(request("attach", attachMembers(position, resume: false)), on: line)
         attached(result, &position)
         if !connection.json {
-            Output.line(output.fit("watching \(dataSource) as \(position.view ?? "") from version \(position.version)"))
+            Output.line(output.fit("watching \(TerminalText.name(dataSource)) as \(TerminalText.name(position.view ?? "")) from version \(position.version)"))
             for text in output.lines(forSelections: result["selections"]) { Output.line(text) }
         }
         while true {

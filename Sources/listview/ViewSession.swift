@@ -235,9 +235,10 @@ final class ViewSession {
         model.draw(layout, visible: visible, on: &canvas, showCursor: showCursor)
         if status {
             let items = model.snapshot.sectionIdentifiers.reduce(0) { $0 + ((try? model.snapshot.numberOfItems(inSection: $1)) ?? 0) }
+            let name = TerminalText.name(dataSource)
             let line =
-                notice.map { " \(dataSource) · v\(model.version) · \($0)" }
-                ?? " \(dataSource) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
+                notice.map { " \(name) · v\(model.version) · \($0)" }
+                ?? " \(name) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
         }

@@ -103,6 +103,24 @@ struct ListctlTests {
         #expect(try listctl(daemon, ["access", "home", "--user", "no-such-user-here"]).status != 0)
     }
 
+    /// Data sources named to pass for another one (a Cyrillic letter, a zero-width space, a
+    /// right-to-left override) are listed with those characters escaped, never as the name they imitate.
+    @Test func lookalikeNamesAreListedEscaped() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        for name in ["h\u{43E}me", "home\u{200B}", "\u{202E}emoh"] {
+            _ = try daemon.request(["cmd": "appendSections", "dataSource": .string(name), "sections": ["S"]]).result()
+        }
+        let listed = try listctl(daemon, ["ls"])
+        #expect(listed.status == 0)
+        let names = listed.out.split(separator: "\n").dropFirst().map { String($0.prefix { $0 != " " }) }
+        #expect(names.filter { $0 == "home" }.count == 1, "\(listed.out)")
+        for escaped in [#"h\u{43e}me"#, #"home\u{200b}"#, #"\u{202e}emoh"#] { #expect(names.contains(escaped), "\(listed.out)") }
+        let watch = try startWatch(daemon, ["h\u{43E}me", "--reconnect-seconds", "0"])
+        try daemon.stop()
+        watch.process.waitUntilExit()
+        #expect(watch.output.text.contains(#"watching h\u{43e}me as"#), "\(watch.output.text)")
+    }
+
     @Test func unreachableDaemonIsExitStatusTwo() throws {
         let daemon = try Daemon()
         #expect(try daemon.stop() == 0)

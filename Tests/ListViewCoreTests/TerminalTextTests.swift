@@ -40,4 +40,19 @@ struct TerminalTextTests {
         #expect(!frame.contains("\u{07}") && !frame.contains("\u{1B}]"))
         #expect(frame.unicodeScalars.filter { $0 == "\u{1B}" }.count == 3, "cursor move, style, reset")
     }
+
+    /// Names that look alike never print alike: invisible and direction-changing characters, and Cyrillic
+    /// or Greek letters among Latin ones, are written as escapes; names in one script, emoji sequences and
+    /// plain ASCII are shown as they are.
+    @Test func namesThatLookAlikePrintApart() {
+        #expect(TerminalText.name("home") == "home")
+        #expect(TerminalText.name("h\u{43E}me") == #"h\u{43e}me"#, "a Cyrillic o among Latin letters")
+        #expect(TerminalText.name("home\u{200B}") == #"home\u{200b}"#, "a zero-width space")
+        #expect(TerminalText.name("\u{202E}emoh") == #"\u{202e}emoh"#, "a right-to-left override")
+        #expect(TerminalText.name("x\u{1B}[2J") == #"x\u001b[2J"#, "controls as visible() writes them")
+        #expect(TerminalText.name("дом") == "дом" && TerminalText.name("감기-상담") == "감기-상담", "one script")
+        #expect(TerminalText.name("family-👨\u{200D}👩\u{200D}👧") == "family-👨\u{200D}👩\u{200D}👧", "a joiner inside an emoji")
+        #expect(TerminalText.name("a\u{200D}b") == #"a\u{200d}b"#, "a joiner between letters")
+        #expect(TerminalText.name("home") != TerminalText.name("h\u{43E}me"))
+    }
 }
