@@ -32,6 +32,26 @@ private func listdRefusing(_ arguments: [String], sourceLocation: SourceLocation
     return (process.terminationStatus, String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
 }
 
+/// A temporary directory others may enter (0755), removed when released, in which a test makes the
+/// directories another user controls.
+private final class Scratch {
+    let path: String
+    init() throws {
+        path = try makeTemporaryDirectory()
+        chmod(path, 0o755)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// A directory in it with exactly `mode` (no umask), owned by `owner` when given.
+    func directory(_ name: String, mode: mode_t, owner: UInt32? = nil) -> String {
+        let made = path + "/" + name
+        mkdir(made, 0o700)
+        chmod(made, mode)
+        if let owner { chown(made, owner, owner) }
+        return made
+    }
+}
+
 /// A file only root may read or write, which nothing listd or a client does may change.
 private func victimFile(in directory: String) throws -> String {
     let path = directory + "/victim"
@@ -52,14 +72,9 @@ private func modeAndContents(_ path: String) -> (mode_t, String?) {
 @Suite("Planted paths: sockets, state directories and clients", .serialized, .enabled(if: getuid() == 0, "gives files to another user"))
 struct PlantedPathTests {
     @Test func aSocketDirectoryOfAnotherUserIsRefused() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        chmod(directory, 0o755)
-        let victim = try victimFile(in: directory)
-        let theirs = directory + "/theirs"
-        mkdir(theirs, 0o777)
-        chmod(theirs, 0o777)
-        chown(theirs, otherUID, otherGID)
+        let scratch = try Scratch()
+        let victim = try victimFile(in: scratch.path)
+        let theirs = scratch.directory("theirs", mode: 0o777, owner: otherUID)
         // What they could plant: a link where listd's socket goes, pointing at root's file.
         symlink(victim, theirs + "/listd.sock")
         let refused = try listdRefusing(["--ephemeral", "--socket", theirs + "/listd.sock", "--socket-mode", "0666"])
@@ -70,12 +85,8 @@ struct PlantedPathTests {
     }
 
     @Test func aWorldWritableSocketDirectoryIsRefusedUnlessSticky() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        chmod(directory, 0o755)
-        let shared = directory + "/shared"
-        mkdir(shared, 0o777)
-        chmod(shared, 0o777)
+        let scratch = try Scratch()
+        let shared = scratch.directory("shared", mode: 0o777)
         let refused = try listdRefusing(["--ephemeral", "--socket", shared + "/listd.sock"])
         #expect(refused.log.contains("\(shared) can be written by other users (mode 0777, not sticky)"), "\(refused.log)")
         // As /tmp is: others may add names there but not move listd's, so the socket is made safely.
@@ -96,13 +107,9 @@ struct PlantedPathTests {
     }
 
     @Test func aStateDirectoryOfAnotherUserIsRefused() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        chmod(directory, 0o755)
-        let state = directory + "/state"
-        mkdir(state, 0o700)
-        chown(state, otherUID, otherGID)
-        let refused = try listdRefusing(["--state-directory", state, "--socket", directory + "/listd.sock"])
+        let scratch = try Scratch()
+        let state = scratch.directory("state", mode: 0o700, owner: otherUID)
+        let refused = try listdRefusing(["--state-directory", state, "--socket", scratch.path + "/listd.sock"])
         #expect(refused.status != 0)
         #expect(refused.log.contains("Refusing the state directory \(state): \(state) belongs to nobody (uid 65534)"), "\(refused.log)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: state).isEmpty)
