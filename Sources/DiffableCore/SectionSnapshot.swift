@@ -176,6 +176,12 @@ public struct SectionSnapshot: Hashable, Sendable {
     /// The number of items. O(1).
     public var count: Int { nodes.count }
 
+    /// The bytes the outline stores: its items' identifiers and their payloads as packed
+    /// (`PackedPayload`), as `Snapshot.storedBytes` counts them. O(items).
+    public var storedBytes: Int {
+        nodes.reduce(0) { $0 + $1.key.utf8.count + SnapshotStorage.packedSize($1.value.data) }
+    }
+
     /// Whether the item is in the section snapshot. O(1) on average.
     public func contains(_ item: String) -> Bool { nodes[item] != nil }
 

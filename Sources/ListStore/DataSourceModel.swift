@@ -18,7 +18,11 @@ public final class DataSourceModel {
     public internal(set) var snapshot: Snapshot
     /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
     /// section's items are still its visible items; any other change to the section drops it.
-    public internal(set) var outlines: [String: SectionSnapshot]
+    public internal(set) var outlines: [String: SectionSnapshot] {
+        didSet { outlineBytes = Self.storedBytes(of: outlines) }
+    }
+    /// What the outlines store (their own copies of identifiers and payloads), kept with them.
+    public private(set) var outlineBytes = 0
     /// The cell provider rules (`setCellProvider`).
     public internal(set) var cellProvider: CellProvider?
     /// The supplementary providers, by element kind.
@@ -33,6 +37,7 @@ public final class DataSourceModel {
         version = content.version
         snapshot = content.snapshot
         outlines = content.outlines
+        outlineBytes = Self.storedBytes(of: content.outlines)
         cellProvider = content.cellProvider
         supplementaryProviders = content.supplementaryProviders
         layout = content.layout
@@ -43,6 +48,14 @@ public final class DataSourceModel {
         DataSourceContent(
             owner: owner, version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
             supplementaryProviders: supplementaryProviders, layout: layout)
+    }
+
+    /// The bytes the data source stores (what `maxBytesPerUser` counts): the snapshot's identifiers and
+    /// payloads and the outlines' own copies. O(1).
+    public var storedBytes: Int { snapshot.storedBytes + outlineBytes }
+
+    static func storedBytes(of outlines: [String: SectionSnapshot]) -> Int {
+        outlines.values.reduce(0) { $0 + $1.storedBytes }
     }
 
     /// Every item the data source holds: the snapshot's, and those collapsed away inside outlines (what

@@ -37,8 +37,8 @@ public final class StateModel {
     func recountUsage() {
         var usage: [UInt32: OwnerUsage] = [:]
         var bytes: [UInt32: Int] = [:]
-        for dataSource in dataSources.values where dataSource.snapshot.storedBytes > 0 {
-            bytes[dataSource.owner, default: 0] += dataSource.snapshot.storedBytes
+        for dataSource in dataSources.values where dataSource.storedBytes > 0 {
+            bytes[dataSource.owner, default: 0] += dataSource.storedBytes
         }
         bytesByOwner = bytes
         for dataSource in dataSources.values {
@@ -82,10 +82,11 @@ public final class StateModel {
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
             try checkCanCreate(name, owner: content.owner, limits)
             try checkQuota(addingItems: content.snapshot.numberOfItems, owner: content.owner, limits)
-            try checkBytes(replacing: 0, with: content.snapshot.storedBytes, owner: content.owner, limits)
+            let bytes = content.snapshot.storedBytes + DataSourceModel.storedBytes(of: content.outlines)
+            try checkBytes(replacing: 0, with: bytes, owner: content.owner, limits)
             dataSources[name] = DataSourceModel(name: name, incarnation: incarnation, content: content)
             adjustUsage(of: content.owner, dataSources: 1, items: content.snapshot.numberOfItems)
-            adjustBytes(of: content.owner, by: content.snapshot.storedBytes)
+            adjustBytes(of: content.owner, by: bytes)
             var outcome = ChangeOutcome()
             outcome.version = content.version
             outcome.createdDataSource = true
@@ -95,7 +96,7 @@ public final class StateModel {
                 throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
             }
             adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.storedItemCount)
-            adjustBytes(of: dropped.owner, by: -dropped.snapshot.storedBytes)
+            adjustBytes(of: dropped.owner, by: -dropped.storedBytes)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
             return outcome
@@ -136,9 +137,9 @@ public final class StateModel {
             throw WireError(.versionConflict, "Data source \"\(name)\" is at version \(dataSource.version), not \(ifVersion).")
         }
         let itemsBefore = dataSource.storedItemCount
-        let bytesBefore = dataSource.snapshot.storedBytes
+        let bytesBefore = dataSource.storedBytes
         if case .replaceSnapshot(let new, _) = operation {
-            try checkBytes(replacing: bytesBefore, with: new.storedBytes, owner: dataSource.owner, limits)
+            try checkBytes(replacing: dataSource.snapshot.storedBytes, with: new.storedBytes, owner: dataSource.owner, limits)
         } else if operation.mayAddBytes {
             try checkBytes(replacing: 0, with: 1, owner: dataSource.owner, limits)
         }
@@ -147,7 +148,7 @@ public final class StateModel {
         dataSource.version += 1
         dataSource.reconcileOutlines()
         adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
-        adjustBytes(of: dataSource.owner, by: dataSource.snapshot.storedBytes - bytesBefore)
+        adjustBytes(of: dataSource.owner, by: dataSource.storedBytes - bytesBefore)
         outcome.version = dataSource.version
         outcome.createdDataSource = created
         return outcome

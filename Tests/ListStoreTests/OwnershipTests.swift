@@ -141,6 +141,13 @@ struct OwnershipTests {
         let small = try Snapshot([(Section("S"), [Item("n0", data: ["t": text])])])
         #expect(bytesError(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceSnapshot(small, reloadData: false))) == nil)
         #expect(model.storedBytes(of: 1000) == small.storedBytes)
+        // An outline's own copies count too: payloads collapsed away inside one are not a way around it.
+        var outline = SectionSnapshot()
+        try outline.append([Item("parent")])
+        try outline.append([Item("hidden", data: ["t": text])], to: "parent")
+        _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .replaceOutline(section: "S", outline)), limits: limits)
+        #expect(model.storedBytes(of: 1000) == a.storedBytes && a.storedBytes == a.snapshot.storedBytes + outline.storedBytes)
+        #expect(a.snapshot.storedBytes < 20 && a.storedBytes > 300, "the collapsed payload is counted")
         // Root is exempt; dropping gives everything back.
         _ = try model.apply(.createDataSource(name: "r", incarnation: "k", content: DataSourceContent(owner: 0, snapshot: big)), limits: limits)
         _ = try model.apply(.dropDataSource(name: "a"), limits: limits)
