@@ -79,7 +79,8 @@ extension CommandRouter {
                     }
                     if let missed, !missed.isEmpty {
                         execution.afterReply.append {
-                            for event in missed { connection.sendEvent(event) }
+                            // The missed events at once (bounded by changeLogBytes), before any new one.
+                            for event in missed { connection.sendLine(event) }
                             context.state.eventsSent += missed.count
                         }
                     }

@@ -310,8 +310,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// limit: then the view gets a last `overflow` event and the connection is closed.
     func push(_ event: ByteBuffer) {
         guard let context, !closing else { return }
+        if fellBehind(adding: event.readableBytes, context: context) { return }
+        guard admitOutput(event.readableBytes, context: context) else { return }
+        writePending(context: context)
+        channelBytesBound += event.readableBytes
+        context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+    }
+
+    /// Whether `count` more bytes of events would put this connection's views `maxViewQueueBytes` behind:
+    /// then they get `overflow` and are disconnected (counted in `stats`), and nothing more is sent.
+    private func fellBehind(adding count: Int, context: ChannelHandlerContext) -> Bool {
         let limit = state.configuration.maximumViewQueueBytes
-        if channelMayHold(atLeast: limit - event.readableBytes + 1, context: context) {
+        if channelMayHold(atLeast: limit - count + 1, context: context) {
             let buffered = channelBytesBound
             state.viewsOverflowed += 1
             state.logger.warning(
@@ -326,12 +336,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
             detachAllViews()
             write(context: context, reply: writer.bytes)
             closeAfterFlush(context: context)
-            return
+            return true
         }
-        guard admitOutput(event.readableBytes, context: context) else { return }
-        writePending(context: context)
-        channelBytesBound += event.readableBytes
-        context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+        return false
     }
 
     /// Keeps `value` alive until a later turn of the event loop (after this read burst's replies are
@@ -371,6 +378,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Writes an event line that is not part of a broadcast (e.g. `dropped`).
     func sendEvent(_ bytes: [UInt8]) {
+        guard let context, !closing else { return }
+        if !views.isEmpty, fellBehind(adding: bytes.count + 1, context: context) { return }
+        sendLine(bytes)
+    }
+
+    /// Writes a line that is not an event of this connection's views (a configure request to a plugin,
+    /// whose own limits apply), flushed at once.
+    func sendLine(_ bytes: [UInt8]) {
         guard let context, !closing else { return }
         write(context: context, reply: bytes)
         writePending(context: context)

@@ -92,7 +92,7 @@ final class PluginSession {
         let timer = eventLoop.scheduleTask(in: deadline) { bound.value.expire(request) }
         pending[request] = Pending(cells: ids, sentAt: .now, timer: timer, complete: complete, bytes: size)
         unansweredBytes += size
-        connection.sendEvent(writer.bytes)
+        connection.sendLine(writer.bytes)
     }
 
     private func expire(_ request: Int) {

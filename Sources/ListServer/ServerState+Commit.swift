@@ -114,7 +114,12 @@ extension ServerState {
             committed.dataSource = dataSource
             if case .setLayout = operation {
                 let views = dataSource.attachedViews
-                if let event { committed.afterReply.append { for view in views { view.connection.sendEvent(event) } } }
+                if let event {
+                    committed.afterReply.append { [self] in
+                        for view in views { view.connection.sendEvent(event) }
+                        eventsSent += views.count
+                    }
+                }
             } else {
                 if let event, !dataSource.views.isEmpty {
                     var buffer = allocator.buffer(capacity: event.count + 1)

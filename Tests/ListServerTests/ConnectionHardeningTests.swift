@@ -127,6 +127,27 @@ struct ConnectionHardeningTests {
         #expect(whole >= 1 && whole <= 3, "\(whole) of 6 replies were kept")
     }
 
+    /// Layout changes are events like any other: a view that never reads them is cut at
+    /// `maxViewQueueBytes` (overflow, counted), and each is counted as sent.
+    @Test func aViewThatNeverReadsLayoutChangesIsCutAtTheViewQueueLimit() throws {
+        let daemon = try Daemon(configuration: ["maxViewQueueBytes": 262_144, "maxOutputBytes": 65_536])
+        let writer = try daemon.connect()
+        _ = try writer.request(["cmd": "appendSections", "dataSource": "d", "sections": ["S"]]).result()
+        let lazy = try daemon.connect()
+        _ = try lazy.request(["cmd": "attach", "dataSource": "d"]).result()
+        let sections = JSONValue.object(Dictionary(uniqueKeysWithValues: (0..<20).map { ("section-\($0)", ["list": ["appearance": "grouped"]] as JSONValue) }))
+        var overflowed = false
+        for round in 0..<5_000 {
+            _ = try writer.request(["cmd": "setLayout", "dataSource": "d", "layout": ["sections": sections, "default": ["list": ["appearance": round % 2 == 0 ? "plain" : "insetGrouped"]]]]).result()
+            if round % 100 == 99, try writer.request(["cmd": "stats"]).result()["events"]?["viewsOverflowed"] == 1 {
+                overflowed = true
+                break
+            }
+        }
+        #expect(overflowed, "the view that never reads was not cut")
+        #expect(try writer.request(["cmd": "stats"]).result()["events"]?["sent"]?.intValue ?? 0 > 0, "layout changes are counted")
+    }
+
     /// With 64 descriptors, connections beyond them wait in the backlog: listd pauses accepting (no
     /// 100% CPU loop), logs the limit once, and serves again once descriptors are free.
     @Test func outOfDescriptorsListdPausesAcceptingInsteadOfSpinning() throws {
