@@ -43,7 +43,9 @@ public enum TrustedPath {
             guard lstat(path, &status) == 0 else { throw Refusal("cannot read \(path): \(String(cString: strerror(errno)))") }
             guard (status.st_mode & S_IFMT) == S_IFDIR else { throw Refusal("\(path) is not a directory") }
             try checkOwner(of: path, status, owners: owners)
-            let writableByOthers = status.st_mode & (S_IWGRP | S_IWOTH) != 0
+            // Group write is no one else's when the group is the owner's own private group (umask 002).
+            let groupWritable = status.st_mode & S_IWGRP != 0 && !isPrivateGroup(status.st_gid, of: status.st_uid)
+            let writableByOthers = groupWritable || status.st_mode & S_IWOTH != 0
             guard writableByOthers else { continue }
             let sticky = status.st_mode & S_ISVTX != 0
             let isLeaf = position == prefixes.count - 1
@@ -173,6 +175,24 @@ public enum TrustedPath {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
         return entry.pw_uid
+    }
+
+    /// Whether `gid` is `uid`'s user private group: its primary group, named as the user, with no other
+    /// members listed (the scheme under which a umask of 002 is the default).
+    public static func isPrivateGroup(_ gid: UInt32, of uid: UInt32) -> Bool {
+        var user = passwd()
+        var userResult: UnsafeMutablePointer<passwd>?
+        var userBuffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &user, &userBuffer, userBuffer.count, &userResult) == 0, userResult != nil, user.pw_gid == gid,
+            let userName = user.pw_name
+        else { return false }
+        var group = Glibc.group()
+        var groupResult: UnsafeMutablePointer<Glibc.group>?
+        var groupBuffer = [CChar](repeating: 0, count: 16_384)
+        guard getgrgid_r(gid, &group, &groupBuffer, groupBuffer.count, &groupResult) == 0, groupResult != nil, let groupName = group.gr_name
+        else { return false }
+        let hasOtherMembers = group.gr_mem.map { $0.pointee != nil } ?? false
+        return strcmp(userName, groupName) == 0 && !hasOtherMembers
     }
 
     private static func checkOwner(of path: String, _ status: stat, owners: Set<UInt32>) throws(Refusal) {

@@ -41,8 +41,16 @@ public final class LineConnection {
     public init(path: String, trustedOwners: Set<UInt32>? = SocketPath.trustedOwners()) throws {
         var path = path
         if let trustedOwners {
+            // Only the socket that was checked is connected to: nothing there (or a resolved path too long
+            // to connect by) is an error, not a reason to try the name again unchecked.
             do {
-                if let resolved = try TrustedPath.checkSocket(path, owners: trustedOwners), resolved.utf8.count < 108 { path = resolved }
+                guard let resolved = try TrustedPath.checkSocket(path, owners: trustedOwners) else {
+                    throw ClientError("cannot connect to \(path): no socket there (\(String(cString: strerror(ENOENT))))")
+                }
+                guard resolved.utf8.count < 108 else { throw ClientError("socket path too long once resolved: \(resolved)") }
+                path = resolved
+            } catch let error as ClientError {
+                throw error
             } catch {
                 throw ClientError(
                     "refusing to connect to \(path): \(error); a listd of another user's is trusted only when LISTD_SOCKET_OWNER names that user")

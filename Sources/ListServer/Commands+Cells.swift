@@ -23,6 +23,11 @@ func supplementaryKey(_ elementKind: String, section: String, index: Int) -> Str
 }
 
 extension CommandRouter {
+    /// The largest cell provider (its rules and default, encoded), like the fixed size of templates.
+    static let maximumCellProviderBytes = 64 << 10
+}
+
+extension CommandRouter {
     static var cellCommands: [Command] {
         [registerCommand, unregisterCommand, registrationsCommand, stylesCommand, providerCommand(supplementary: false),
          providerCommand(supplementary: true), cellProviderQuery, dequeueCommand, dequeueSupplementaryCommand, endDisplayingCommand, setStateCommand]
@@ -195,6 +200,13 @@ extension CommandRouter {
                 rules.append(rule)
             }
             let unbound = CellProvider(rules: rules, defaultRegistration: fallback)
+            // Rules are kept per data source and element kind, outside maxBytesPerUser: their size is
+            // bounded as a registration's templates are.
+            let size = StateCoding.json(unbound).jsonBytes.count
+            guard size <= Self.maximumCellProviderBytes else {
+                throw WireError(
+                    .limitExceeded, "The cell provider's rules take \(size) bytes; the limit is \(Self.maximumCellProviderBytes) bytes.")
+            }
             return { context throws(WireError) in
                 // Bound to the registrations' owners as they are now, in the change itself: what is stored
                 // and replayed (or followed by another instance) binds the same, whatever registrations

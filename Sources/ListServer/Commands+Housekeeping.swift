@@ -248,9 +248,13 @@ extension CommandRouter {
                         writer.key("access")
                         writer.value([
                             "permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals),
-                            // What each user's data sources store (maxBytesPerUser counts it), by uid.
+                            // What each user's data sources store (maxBytesPerUser counts it), by uid: every user's
+                            // for administrators, one's own for the others.
                             "storedBytesByUser": .object(
-                                Dictionary(uniqueKeysWithValues: state.model.storedBytesByOwner.map { (String($0.key), JSONValue.int($0.value)) })),
+                                Dictionary(
+                                    uniqueKeysWithValues: state.model.storedBytesByOwner
+                                        .filter { state.policy.isAdministrator(context.connection.identity) || $0.key == context.connection.identity.uid }
+                                        .map { (String($0.key), JSONValue.int($0.value)) })),
                         ])
                         if let pipeline = state.pipeline {
                             writer.key("storage")

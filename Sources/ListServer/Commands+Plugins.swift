@@ -4,6 +4,10 @@ import ListWire
 import NIOCore
 
 extension CommandRouter {
+    /// How long a supervised plugin's first run keeps other plugins from announcing types while it has
+    /// not connected (one that hangs must not lock the others out).
+    static let supervisedPluginHelloGrace: Duration = .seconds(10)
+
     /// `hello {role: "plugin"}`: the connection becomes the provider of its types.
     static func becomePlugin(_ context: CommandContext, name: String?, provides: [JSONValue]?) throws(WireError) {
         guard let name, !name.isEmpty else { throw WireError(.invalidArgument, "A plugin needs a \"name\".") }
@@ -36,11 +40,14 @@ extension CommandRouter {
                 "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.pluginsByType[taken[0]]!.name)\".")
         }
         // From listd's start, the plugins it supervises come first: until each has connected (its types
-        // are then reserved for it) or its first run has ended, no other plugin may announce types,
-        // since theirs are not known yet.
+        // are then reserved for it), its first run has ended, or it has had `supervisedPluginHelloGrace`
+        // to connect, no other plugin may announce types, since theirs are not known yet.
         if supervised == nil, let supervisor = state.supervisor {
             let reservedFor = Set(state.pluginTypeReservations.values)
-            let comingUp = supervisor.statuses.filter { $0.lastExit == nil && !reservedFor.contains($0.name) }.map(\.name)
+            let comingUp = supervisor.statuses.filter { status in
+                status.lastExit == nil && !reservedFor.contains(status.name)
+                    && (status.startedAt.map { ContinuousClock.now - $0 < Self.supervisedPluginHelloGrace } ?? true)
+            }.map(\.name)
             if !comingUp.isEmpty {
                 throw WireError(
                     .pluginTypeTaken,

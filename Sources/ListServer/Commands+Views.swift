@@ -112,7 +112,8 @@ extension CommandRouter {
                     for attachment in matching {
                         context.state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
                     }
-                    connection.views.removeAll { attachment in matching.contains { $0.name == attachment.name && $0.dataSource == attachment.dataSource } }
+                    let detached = Set(matching.map(ObjectIdentifier.init))
+                    connection.views.removeAll { detached.contains(ObjectIdentifier($0)) }
                     return Execution { writer in
                         writer.key("detached")
                         writer.value(.array(matching.map { .string($0.name) }))

@@ -80,6 +80,11 @@ extension ConnectionHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if !context.channel.isWritable, !closing {
+            // Above maxOutputBytes (a reply not read, or a view's events): counted toward maxOutputBytesTotal.
+            heldOutputChecked = channelBytesBound
+            state.shedHeldOutput()
+        }
         if context.channel.isWritable, outputPaused, !closing {
             outputPaused = false
             runQueuedLines(context: context)
@@ -177,7 +182,7 @@ extension ServerState {
         let cap = configuration.maximumPartialLineBytesTotal
         guard partialLineBytes > cap else { return }
         var byUser: [UInt32: (total: Int, holders: [ConnectionHandler])] = [:]
-        for connection in connections.values where connection.heldPartialBytes > 0 {
+        for connection in connections.values where connection.heldPartialBytes > 0 && !connection.closing {
             byUser[connection.identity.uid, default: (0, [])].total += connection.heldPartialBytes
             byUser[connection.identity.uid, default: (0, [])].holders.append(connection)
         }
@@ -197,13 +202,13 @@ extension ServerState {
 }
 
 extension ServerState {
-    /// The unsent output of the connections whose output is paused (each other one holds less than
-    /// `maxOutputBytes`), with the total.
+    /// The unsent output of the connections holding more than `maxOutputBytes` (paused, or views whose
+    /// peers do not read their events; each other one holds less), with the total.
     func heldOutput() -> (total: Int, holders: [(connection: ConnectionHandler, bytes: Int)]) {
         var holders: [(connection: ConnectionHandler, bytes: Int)] = []
         var total = 0
-        for connection in connections.values where connection.outputPaused && !connection.closing {
-            guard let context = connection.context else { continue }
+        for connection in connections.values where !connection.closing {
+            guard let context = connection.context, connection.outputPaused || !context.channel.isWritable else { continue }
             let bytes = connection.unsentBytes(context: context)
             holders.append((connection, bytes))
             total += bytes
@@ -211,27 +216,36 @@ extension ServerState {
         return (total, holders)
     }
 
-    /// Closes the connections holding the most unsent output until what the paused ones hold is within
-    /// `maximumOutputBytesTotal`.
+    /// Closes connections until what the connections holding output hold together is within
+    /// `maximumOutputBytesTotal`, fairly by user: each time the user holding the most loses its largest
+    /// holder, so one user's many connections never cost another user its one large reply.
     func shedHeldOutput() {
         let cap = configuration.maximumOutputBytesTotal
         var (total, holders) = heldOutput()
         guard total > cap else { return }
-        holders.sort { $0.bytes > $1.bytes }
-        for (holder, bytes) in holders {
-            guard total > cap, let context = holder.context else { break }
+        var byUser: [UInt32: (total: Int, holders: [(connection: ConnectionHandler, bytes: Int)])] = [:]
+        for holder in holders {
+            byUser[holder.connection.identity.uid, default: (0, [])].total += holder.bytes
+            byUser[holder.connection.identity.uid, default: (0, [])].holders.append(holder)
+        }
+        for uid in byUser.keys { byUser[uid]!.holders.sort { $0.bytes < $1.bytes } }
+        while total > cap, let (uid, most) = byUser.max(by: { $0.value.total < $1.value.total }), let (holder, bytes) = most.holders.last {
+            byUser[uid]!.holders.removeLast()
+            byUser[uid]!.total -= bytes
+            if byUser[uid]!.holders.isEmpty { byUser[uid] = nil }
+            total -= bytes
+            guard let context = holder.context else { continue }
             logger.warning(
                 "closing a connection that does not read its output: unsent output across connections passed maxOutputBytesTotal",
                 metadata: [
                     "connection": "\(holder.id)", "user": "\(holder.identity.displayName)", "unsentBytes": "\(bytes)",
-                    "heldOutputBytes": "\(total)", "maxOutputBytesTotal": "\(cap)",
+                    "userHeldBytes": "\(most.total)", "heldOutputBytes": "\(total + bytes)", "maxOutputBytesTotal": "\(cap)",
                 ])
             holder.closing = true
             holder.pending = nil
             holder.queued = []
             context.close(promise: nil)
             connectionsClosedForHeldOutput += 1
-            total -= bytes
         }
     }
 }

@@ -54,6 +54,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Unsent output is above `maximumOutputBytes`: no reading, no requests run, until it drains.
     var outputPaused = false
+    /// `channelBytesBound` when this connection's held output was last weighed against `maxOutputBytesTotal`.
+    var heldOutputChecked = 0
     /// A read was asked for while reading was held; issued when reading resumes.
     var readHeld = false
     /// Bytes of the unfinished line the framer holds (counted in `ServerState.partialLineBytes`).
@@ -315,6 +317,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         writePending(context: context)
         channelBytesBound += event.readableBytes
         context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+        // A view whose peer does not read keeps growing past the moment it stopped being writable: its
+        // share of maxOutputBytesTotal is looked at again for every maxOutputBytes more.
+        if channelBytesBound >= heldOutputChecked + maximumOutputBytes, !context.channel.isWritable {
+            heldOutputChecked = channelBytesBound
+            state.shedHeldOutput()
+        }
     }
 
     /// Whether `count` more bytes of events would put this connection's views `maxViewQueueBytes` behind:

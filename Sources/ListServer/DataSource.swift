@@ -10,9 +10,12 @@ import NIOCore
 final class DataSource {
     /// Replaced only when a failed write restores the data source from the store.
     var model: DataSourceModel
-    /// Attached views, by view name, in attach order.
+    /// Attached views, by view name.
     private(set) var views: [String: ViewSession] = [:]
-    private(set) var viewOrder: [String] = []
+    /// The views in attach order, with detached ones left in place until they outnumber the attached
+    /// (then dropped in one pass), so that attaching and detaching are O(1) amortized: closing a
+    /// connection with many views costs what it has, not its square.
+    private var viewOrder: [ViewSession] = []
     /// The events of recent versions, for views that resume (`attach` with `fromVersion`).
     var retained: RetainedEvents
 
@@ -50,13 +53,13 @@ final class DataSource {
 
     func attach(_ attachment: ViewSession) {
         views[attachment.name] = attachment
-        viewOrder.append(attachment.name)
+        viewOrder.append(attachment)
     }
 
     /// Detaches a view; the views that follow selections learn that its selection is gone.
     func detach(view name: String) {
         guard let view = views.removeValue(forKey: name) else { return }
-        viewOrder.removeAll { $0 == name }
+        if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { views[$0.name] !== $0 } }
         if !view.selection.isEmpty {
             let deselected = view.selection.items
             view.selection = ViewSelection()
@@ -64,7 +67,8 @@ final class DataSource {
         }
     }
 
-    var attachedViews: [ViewSession] { viewOrder.compactMap { views[$0] } }
+    /// The attached views in attach order. O(views attached and recently detached).
+    var attachedViews: [ViewSession] { viewOrder.filter { views[$0.name] === $0 } }
 }
 
 /// A view attached to a data source, living on one connection: its name and its cells (the displayed

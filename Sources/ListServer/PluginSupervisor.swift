@@ -34,6 +34,8 @@ public final class PluginSupervisor: Sendable {
         public var pid: Int32?
         public var starts = 0
         public var lastExit: String?
+        /// When its current process started.
+        public var startedAt: ContinuousClock.Instant?
         public var running: Bool { pid != nil }
     }
 
@@ -210,6 +212,7 @@ public final class PluginSupervisor: Sendable {
             case .success(let (pid, stderr)):
                 let starts = entries.withLockedValue { entries -> Int in
                     entries[id]?.status.pid = pid
+                    entries[id]?.status.startedAt = .now
                     entries[id]?.status.starts += 1
                     return entries[id]?.status.starts ?? 0
                 }

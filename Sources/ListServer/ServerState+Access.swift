@@ -54,7 +54,12 @@ extension ServerState {
             if let dataSource = model.dataSources[name] { try require(.admin, on: dataSource, by: identity, to: "drop it") }
         case .dataSource(let name, _, let creation, let operation):
             if let dataSource = model.dataSources[name] {
-                if creation != nil && !isVisible(dataSource, to: identity) { try authorizeCreating(name, by: identity) }
+                if creation != nil && !isVisible(dataSource, to: identity) {
+                    // A change that would create it is answered as `createDataSource` is: refused as a
+                    // reserved name is, else "already exists" (never whose it is).
+                    try authorizeCreating(name, by: identity)
+                    throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.")
+                }
                 try require(operation.requiredAccess, on: dataSource, by: identity, to: operation.purpose, forChange: true)
             } else if creation != nil {
                 try authorizeCreating(name, by: identity)

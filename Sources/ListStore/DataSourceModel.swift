@@ -18,11 +18,11 @@ public final class DataSourceModel {
     public internal(set) var snapshot: Snapshot
     /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
     /// section's items are still its visible items; any other change to the section drops it.
-    public internal(set) var outlines: [String: SectionSnapshot] {
-        didSet { outlineBytes = Self.storedBytes(of: outlines) }
-    }
-    /// What the outlines store (their own copies of identifiers and payloads), kept with them.
+    public private(set) var outlines: [String: SectionSnapshot]
+    /// What the outlines store (their own copies of identifiers and payloads), in all and by section,
+    /// kept by `setOutline(_:for:)`.
     public private(set) var outlineBytes = 0
+    private var outlineBytesBySection: [String: Int] = [:]
     /// The cell provider rules (`setCellProvider`).
     public internal(set) var cellProvider: CellProvider?
     /// The supplementary providers, by element kind.
@@ -36,11 +36,11 @@ public final class DataSourceModel {
         owner = content.owner
         version = content.version
         snapshot = content.snapshot
-        outlines = content.outlines
-        outlineBytes = Self.storedBytes(of: content.outlines)
+        outlines = [:]
         cellProvider = content.cellProvider
         supplementaryProviders = content.supplementaryProviders
         layout = content.layout
+        for (section, outline) in content.outlines { setOutline(outline, for: section) }
     }
 
     /// Everything but the name and incarnation, as a value (for a checkpoint).
@@ -53,6 +53,14 @@ public final class DataSourceModel {
     /// The bytes the data source stores (what `maxBytesPerUser` counts): the snapshot's identifiers and
     /// payloads and the outlines' own copies. O(1).
     public var storedBytes: Int { snapshot.storedBytes + outlineBytes }
+
+    /// Sets (or, with `nil`, drops) a section's outline, keeping `outlineBytes`. O(that outline's items).
+    func setOutline(_ outline: SectionSnapshot?, for section: String) {
+        outlineBytes -= outlineBytesBySection[section] ?? 0
+        outlines[section] = outline
+        outlineBytesBySection[section] = outline?.storedBytes
+        outlineBytes += outlineBytesBySection[section] ?? 0
+    }
 
     static func storedBytes(of outlines: [String: SectionSnapshot]) -> Int {
         outlines.values.reduce(0) { $0 + $1.storedBytes }
@@ -82,7 +90,7 @@ public final class DataSourceModel {
         guard !outlines.isEmpty else { return }
         for (section, outline) in outlines {
             let current = (try? snapshot.itemIdentifiers(inSection: section)) ?? nil
-            if current != outline.visibleItems.map(\.id) { outlines[section] = nil }
+            if current != outline.visibleItems.map(\.id) { setOutline(nil, for: section) }
         }
     }
 }

@@ -228,7 +228,7 @@ public final class StateModel {
         var result = try snapshotOperation { () throws in
             try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
         }
-        dataSource.outlines[section] = outline
+        dataSource.setOutline(outline, for: section)
         var reconfigures = ChangeStage()
         if let previous {
             let previousLevels = Dictionary(previous.visibleLevels, uniquingKeysWith: { first, _ in first })
@@ -268,7 +268,6 @@ public final class StateModel {
         try checkQuota(addingItems: addedItems, owner: dataSource.owner, limits)
     }
 
-    /// `owner` may own `addedItems` more items.
     /// Refuses a change that would store `new` bytes where `old` are now, for a user whose stored bytes
     /// would pass `maxBytesPerUser` (only growing is refused; a change whose size is not known before it
     /// runs passes `1` for "some", so a user at the quota may only remove).
@@ -283,6 +282,7 @@ public final class StateModel {
             details: ["quota": "maxBytesPerUser", "uid": .int(Int(owner))])
     }
 
+    /// `owner` may own `addedItems` more items (`maxItemsPerUser`).
     private func checkQuota(addingItems addedItems: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.quota.maximumItems
         guard addedItems > 0, limit < .max, OwnerQuota.applies(to: owner) else { return }

@@ -40,6 +40,7 @@ public final class StateDirectory: @unchecked Sendable {
             let count = pread(lockDescriptor, &buffer, buffer.count, 0)
             let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingWhitespace
             close(lockDescriptor)
+            lockDescriptor = -1
             if reason == EWOULDBLOCK {
                 throw StorageError(
                     .locked, "The state directory \(path) is in use by another listd (PID \(holder.isEmpty ? "unknown" : holder)).")
@@ -53,6 +54,7 @@ public final class StateDirectory: @unchecked Sendable {
                 try TrustedPath.checkExisting(databasePath + suffix, kind: S_IFREG, owners: [geteuid()])
             } catch {
                 close(lockDescriptor)
+                lockDescriptor = -1
                 throw StorageError(.io, "\(error).")
             }
         }

@@ -53,10 +53,12 @@ public enum TerminalText {
         for (index, scalar) in scalars.enumerated() {
             if isControl(scalar) {
                 result += visible(String(scalar))
-            } else if scalar.value == 0x200D, index > 0, index + 1 < scalars.count,
-                scalars[index - 1].properties.isEmoji && scalars[index - 1].value > 0xFF, scalars[index + 1].properties.isEmoji
+            } else if scalar.value == 0x200D, index > 0, index + 1 < scalars.count, isPictographic(scalars[index - 1]),
+                isPictographic(scalars[index + 1])
             {
                 result.unicodeScalars.append(scalar)
+            } else if scalar.value == 0xFE0F || scalar.value == 0xFE0E, index > 0, isPictographic(scalars[index - 1]) {
+                result.unicodeScalars.append(scalar)  // emoji or text presentation of the emoji before it
             } else if isInvisible(scalar) || (hasLatin && isLatinLookalike(scalar)) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
@@ -66,10 +68,16 @@ public enum TerminalText {
         return result
     }
 
-    /// Characters that show as nothing or change the direction of what follows.
+    /// An emoji beyond ASCII and Latin-1 (digits, `#` and `*` are emoji too, as keycap bases).
+    private static func isPictographic(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value > 0xFF && scalar.properties.isEmoji
+    }
+
+    /// Characters that show as nothing or change the direction of what follows (variation selectors
+    /// included: they are kept only after an emoji, above).
     static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180E, 0x200B...0x200F, 0x202A...0x202E,
+        case 0xFE00...0xFE0F, 0xE0100...0xE01EF, 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180E, 0x200B...0x200F, 0x202A...0x202E,
             0x2060...0x2064, 0x2066...0x206F, 0x3164, 0xFEFF, 0xFFA0, 0xE0000...0xE007F:
             return true
         default:

@@ -127,6 +127,36 @@ struct ConnectionHardeningTests {
         #expect(whole >= 1 && whole <= 3, "\(whole) of 6 replies were kept")
     }
 
+    /// Views whose peers never read hold events up to `maxViewQueueBytes` each; together they are capped
+    /// by `maxOutputBytesTotal` too (the largest holders closed), and the writer carries on.
+    @Test func eventsHeldForViewsThatDoNotReadAreCappedAcrossConnections() throws {
+        let daemon = try Daemon(configuration: [
+            "maxOutputBytesTotal": 2_000_000, "maxOutputBytes": 65_536, "maxViewQueueBytes": 4_000_000, "maxOutputBytesHard": 8_000_000,
+        ])
+        let writer = try daemon.connect()
+        _ = try writer.request(["cmd": "appendSections", "dataSource": "d", "sections": ["S"]]).result()
+        var lazy: [LineConnection] = []
+        for _ in 0..<8 {
+            let view = try daemon.connect()
+            _ = try view.request(["cmd": "attach", "dataSource": "d"]).result()
+            lazy.append(view)
+        }
+        let padding = String(repeating: "p", count: 2_000)
+        func connections() throws -> JSONValue { try writer.request(["cmd": "stats"]).result()["connections"] ?? .null }
+        var closed = 0
+        for index in 0..<5_000 {
+            _ = try writer.request(["cmd": "appendItems", "dataSource": "d", "items": [.string("\(padding)\(index)")]]).result()
+            if index % 100 == 99 {
+                closed = try connections()["closedForHeldOutput"]?.intValue ?? 0
+                if closed >= 2 { break }
+            }
+        }
+        let stats = try connections()
+        #expect(closed >= 2, "\(stats)")
+        #expect(try writer.request(["cmd": "stats"]).result()["events"]?["viewsOverflowed"] == 0, "cut by the total, before any view queue filled")
+        #expect(stats["heldOutputBytes"]?.intValue ?? .max <= 2_000_000 + 8 * 65_536 * 2, "\(stats)")
+    }
+
     /// Layout changes are events like any other: a view that never reads them is cut at
     /// `maxViewQueueBytes` (overflow, counted), and each is counted as sent.
     @Test func aViewThatNeverReadsLayoutChangesIsCutAtTheViewQueueLimit() throws {

@@ -401,6 +401,21 @@ struct LocalUsersTests {
         _ = try other.request(["cmd": "appendItems", "dataSource": "mine", "items": [["id": "again", "data": ["t": payload]]]]).result()
     }
 
+    /// Cell provider rules are not stored payloads, but their size is bounded: a rule matching a huge
+    /// value is refused, the provider as it was stays.
+    @Test func aCellProviderHasABoundedSize() throws {
+        let daemon = try sharedDaemon(arguments: ["--demo"])
+        let other = try connect(daemon)
+        _ = try other.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{title}}"]]).result()
+        _ = try other.request(["cmd": "appendSections", "dataSource": "mine", "sections": ["S"]]).result()
+        let huge = JSONValue.string(String(repeating: "m", count: 70_000))
+        let refused = try other.request([
+            "cmd": "setCellProvider", "dataSource": "mine", "rules": [["match": ["field": "kind", "equals": huge], "registration": "row"]],
+        ])
+        #expect(refused.errorCode == "limit-exceeded" && refused["error"]?["message"]?.stringValue?.contains("the limit is 65536 bytes") == true, "\(refused)")
+        _ = try other.request(["cmd": "setCellProvider", "dataSource": "mine", "rules": [], "default": "row"]).result()
+    }
+
     @Test func connectionsPerUserAreLimited() throws {
         let daemon = try sharedDaemon(configuration: ["maxConnectionsPerUser": 4])
         var served: [LineConnection] = []

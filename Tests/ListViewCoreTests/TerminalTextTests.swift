@@ -53,6 +53,9 @@ struct TerminalTextTests {
         #expect(TerminalText.name("дом") == "дом" && TerminalText.name("감기-상담") == "감기-상담", "one script")
         #expect(TerminalText.name("family-👨\u{200D}👩\u{200D}👧") == "family-👨\u{200D}👩\u{200D}👧", "a joiner inside an emoji")
         #expect(TerminalText.name("a\u{200D}b") == #"a\u{200d}b"#, "a joiner between letters")
+        #expect(TerminalText.name("1\u{200D}👩") == #"1\u{200d}👩"#, "a keycap base is no pictograph")
+        #expect(TerminalText.name("alice\u{FE00}") == #"alice\u{fe00}"#, "a variation selector after a letter")
+        #expect(TerminalText.name("heart-❤\u{FE0F}") == "heart-❤\u{FE0F}", "emoji presentation after an emoji")
         #expect(TerminalText.name("home") != TerminalText.name("h\u{43E}me"))
     }
 }
