@@ -117,7 +117,9 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"]),
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"],
+            // Golden frames, read from the source tree.
+            exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process).
         .testTarget(
             name: "ListServerUnitTests",

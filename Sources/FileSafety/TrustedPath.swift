@@ -126,7 +126,7 @@ public enum TrustedPath {
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else { throw Refusal("cannot create a file next to \(path): \(String(cString: strerror(errno)))") }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        let partial = String(cString: template)
+        let partial = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         var offset = 0
         var failure: String?
         while offset < bytes.count, failure == nil {

@@ -125,7 +125,6 @@ struct CommandRouter: Sendable {
     static let servedWhileStoreUnavailable: Set<String> = ["ping", "hello", "describe", "stats"]
 
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
-        let state = connection.state
         connection.currentCommand = ""
         // The one-pass decoder takes well-formed requests; anything else is parsed the reference way,
         // which says what is wrong with it.

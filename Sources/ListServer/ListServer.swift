@@ -166,7 +166,7 @@ public final class ListServer: Sendable {
         guard mkdtemp(&template) != nil else {
             throw ListServerError("cannot make a private directory beside \(path): \(String(cString: strerror(errno)))")
         }
-        let privateDirectory = String(cString: template)
+        let privateDirectory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { rmdir(privateDirectory) }
         let temporary = privateDirectory + "/s"
         guard temporary.utf8.count < 108 else {

@@ -101,9 +101,11 @@ extension PeerIdentity {
             .map { (buffer: listd_peergroups) in supplementaryGroups(buffer) }
             // More groups than the buffer holds: none are counted (rules on groups fail closed).
             .recover { _ in [] }
+        // The cache belongs to the server's event loop, which is the channel's: the callback runs there.
+        let cache = NIOLoopBound(names, eventLoop: channel.eventLoop)
         return credentials.and(groups).map { credentials, groups in
             PeerIdentity(
-                uid: credentials.uid, gid: credentials.gid, pid: credentials.pid, groups: groups, user: names.name(of: credentials.uid))
+                uid: credentials.uid, gid: credentials.gid, pid: credentials.pid, groups: groups, user: cache.value.name(of: credentials.uid))
         }
     }
 

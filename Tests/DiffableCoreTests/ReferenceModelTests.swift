@@ -155,7 +155,7 @@ struct ReferenceModelTests {
                 let destination = anyItem()
                 expected = model.insertItems(items, relativeTo: destination, after: after)
                 actual = run {
-                    after ? try snapshot.insertItems(items, afterItem: destination) : try snapshot.insertItems(items, beforeItem: destination)
+                    _ = after ? try snapshot.insertItems(items, afterItem: destination) : try snapshot.insertItems(items, beforeItem: destination)
                 }
             case 7:
                 let (id, destination) = (anyItem(), anyItem())

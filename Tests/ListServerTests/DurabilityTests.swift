@@ -123,7 +123,7 @@ struct DurabilityTests {
 
         // Fill the file system.
         let filler = mountPoint + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        try #require(FileManager.default.createFile(atPath: filler, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filler))
         let chunk = Data(repeating: 0x55, count: 64 << 10)
         while (try? handle.write(contentsOf: chunk)) != nil {}

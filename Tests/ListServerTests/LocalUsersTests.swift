@@ -296,7 +296,7 @@ struct LocalUsersTests {
         let early = try mallory.request(["cmd": "hello", "role": "plugin", "name": "early", "provides": ["emoji"]])
         #expect(early.errorCode == "plugin-type-taken", "\(early)")
         #expect(early["error"]?["message"]?.stringValue?.contains("listd is starting its supervised plugins (emoji)") == true, "\(early)")
-        FileManager.default.createFile(atPath: directory + "/go", contents: nil)
+        try #require(FileManager.default.createFile(atPath: directory + "/go", contents: nil))
         let root = try daemon.connect()
         func providers() throws -> [JSONValue] { try root.request(["cmd": "stats"]).result()["plugins"]?.arrayValue ?? [] }
         #expect(try eventually { try providers().first?["provides"] == ["emoji"] })
