@@ -49,6 +49,12 @@ let diffCases: [DiffCase] = [
     layoutCase("move the last item to the front", ["A": ["a", "b", "c", "d"]], ["A": ["d", "a", "b", "c"]], ["itemMoves [0, 3]→[0, 0]"]),
     layoutCase("swap two items", ["A": ["a", "b"]], ["A": ["b", "a"]], ["itemMoves [0, 1]→[0, 0]"]),
     layoutCase("move an item across sections", ["A": ["a", "b"], "B": ["c"]], ["A": ["a"], "B": ["c", "b"]], ["itemMoves [0, 1]→[1, 1]"]),
+    layoutCase(
+        "move an item from the last section to the first", ["A": ["a"], "B": ["b"], "C": ["c", "d"]], ["A": ["a", "d"], "B": ["b"], "C": ["c"]],
+        ["itemMoves [2, 1]→[0, 1]"]),
+    layoutCase(
+        "move items both ways between sections", ["A": ["a", "x"], "B": ["b", "y"]], ["A": ["a", "y"], "B": ["x", "b"]],
+        ["itemMoves [1, 1]→[0, 1], [0, 1]→[1, 0]"]),
     layoutCase("move a section", ["A": ["a"], "B": ["b"], "C": ["c"]], ["C": ["c"], "A": ["a"], "B": ["b"]], ["sectionMoves 2→0"]),
     layoutCase(
         "items leave a deleted section", ["A": ["a", "b"], "B": ["c"]], ["B": ["c", "a"]],

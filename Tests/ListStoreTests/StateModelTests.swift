@@ -65,6 +65,22 @@ struct StateModelTests {
         #expect(d.cellProvider == provider)
     }
 
+    /// `apply` (a whole new snapshot) is held to `maxItemsPerDataSource` like the edits are: one item
+    /// over is refused and the data source is as it was.
+    @Test func anApplyOverTheItemLimitIsRefused() throws {
+        let model = try model()
+        let d = try #require(model.dataSources["d"])
+        let before = d.snapshot
+        let over = try Snapshot([(Section("S"), (0...limits.maximumItemsPerDataSource).map { Item("i\($0)") })])
+        #expect(throws: WireError.self) {
+            try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceSnapshot(over, reloadData: false)), limits: limits)
+        }
+        #expect(d.snapshot == before && d.version == 2)
+        let atTheLimit = try Snapshot([(Section("S"), (0..<limits.maximumItemsPerDataSource).map { Item("i\($0)") })])
+        _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .replaceSnapshot(atTheLimit, reloadData: false)), limits: limits)
+        #expect(d.snapshot.numberOfItems == limits.maximumItemsPerDataSource)
+    }
+
     @Test func aFailingChangeChangesNothing() throws {
         let model = try model()
         let d = try #require(model.dataSources["d"])
