@@ -84,12 +84,26 @@ struct CommandContext {
 /// to do; the router rejects unknown arguments before doing it, so a request with a misspelt argument
 /// changes nothing.
 struct Command: Sendable {
+    /// What a command does to the state that lasts, declared with it: what the router needs to know
+    /// while a group of changes is being made durable, and while the store is unavailable.
+    enum Effect: Sendable {
+        /// Reads the state (or changes what lives with a connection: views, cells, plugins); served while
+        /// the store is unavailable only for data sources the failed write did not touch.
+        case reads
+        /// Changes the state that lasts (through `ServerState.commit`): waits while a group is being made
+        /// durable, refused while the store is unavailable.
+        case mutates
+        /// Touches no stored state at all: answered whatever the store's condition.
+        case independentOfStore
+    }
+
     /// Position in `CommandRouter.commandOrder` (for counters).
     var index = 0
     let name: String
     let summary: String
     let arguments: [ArgumentSpec]
     let result: String
+    var effect: Effect = .reads
     let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> (CommandContext) throws(WireError) -> Execution
 }
 
@@ -113,16 +127,6 @@ struct CommandRouter: Sendable {
         commandOrder = all.map(\.name)
     }
 
-    /// The commands that change the state that lasts (they go through `ServerState.commit`); the others
-    /// only read it, or change what lives with a connection (views, cells, plugins).
-    static let mutatingCommands: Set<String> = Set(editCommands.map(\.name)).union([
-        "apply", "batch", "createDataSource", "dropDataSource", "applySectionSnapshot", "expand", "collapse", "setLayout",
-        "setCellProvider", "register", "unregister",
-    ])
-
-    /// The commands that still answer while the store is unavailable after a failed write (they read
-    /// nothing the failed write touched).
-    static let servedWhileStoreUnavailable: Set<String> = ["ping", "hello", "describe", "stats"]
 
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         connection.currentCommand = ""
@@ -158,11 +162,11 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
-        if let pipeline = state.pipeline, let reason = pipeline.unavailableReason, !Self.servedWhileStoreUnavailable.contains(command.name) {
+        if let pipeline = state.pipeline, let reason = pipeline.unavailableReason, command.effect != .independentOfStore {
             // A read of a data source whose memory is as stored goes on; anything else would see (or
             // build on) changes that were not stored.
             let readsStoredState: Bool
-            if Self.mutatingCommands.contains(command.name) {
+            if command.effect == .mutates {
                 readsStoredState = false
             } else if case .string(let name)? = request.arguments.members["dataSource"] {
                 readsStoredState = !pipeline.unrestoredDataSources.contains(name)
@@ -171,7 +175,7 @@ struct CommandRouter: Sendable {
             }
             if !readsStoredState { return fail(id: request.rawID, WireError(.storageFailed, reason), connection: connection) }
         }
-        if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: Self.mutatingCommands.contains(command.name)) {
+        if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: command.effect == .mutates) {
             // A group of changes is being made durable: run this request once it is.
             let deferred = Deferred<CommandOutcome>()
             let copy = [UInt8](line)

@@ -45,7 +45,7 @@ extension CommandRouter {
                 ArgumentSpec("background", "{type, …}", "listPlainCell, listGroupedCell, listSidebarCell or clear, with its properties."),
                 ArgumentSpec("accessories", "[{type, displayed?, …}]", "disclosureIndicator, outlineDisclosure, checkmark, delete, reorder, label, detail."),
             ],
-            result: "{registration, kind, type, created}"
+            result: "{registration, kind, type, created}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
             var definition: [String: JSONValue] = [:]
@@ -87,7 +87,7 @@ extension CommandRouter {
         Command(
             name: "unregister", summary: "Deletes a registration and drains its reuse pools in every view.",
             arguments: [ArgumentSpec("registration", "string", required: true, "The registration.")],
-            result: "{registration, drained}"
+            result: "{registration, drained}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
             return { context throws(WireError) in
@@ -166,7 +166,7 @@ extension CommandRouter {
                     ArgumentSpec("rules", "[{section?, match?: {field, equals}, registration}]", "In order; match compares a payload field (a dotted path). Default: none."),
                     ArgumentSpec("default", "string", "The registration when no rule matches (give rules, default or both)."),
                 ],
-            result: "{dataSource, version, rules}"
+            result: "{dataSource, version, rules}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let elementKind = supplementary ? try arguments.string("elementKind") : nil

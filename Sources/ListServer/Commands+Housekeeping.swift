@@ -30,7 +30,7 @@ extension CommandRouter {
                     ArgumentSpec("name", "string", "A plugin's name."),
                     ArgumentSpec("provides", "[string]", "The content configuration types a plugin configures (registrations use plugin:TYPE)."),
                 ],
-                result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}"
+                result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}", effect: .independentOfStore
             ) { arguments, _ throws(WireError) in
                 let version = try arguments.optionalInt("protocol")
                 let client = try arguments.optionalString("client")
@@ -77,12 +77,12 @@ extension CommandRouter {
                     }
                 }
             },
-            Command(name: "ping", summary: "Answers at once.", arguments: [], result: "{}") { _, _ throws(WireError) in
+            Command(name: "ping", summary: "Answers at once.", arguments: [], result: "{}", effect: .independentOfStore) { _, _ throws(WireError) in
                 { _ throws(WireError) in Execution { _ in } }
             },
             Command(
                 name: "describe", summary: "Lists every command with its arguments, every error code and every event.",
-                arguments: [], result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}"
+                arguments: [], result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { _ throws(WireError) in
                     Execution { writer in
@@ -131,7 +131,7 @@ extension CommandRouter {
                     "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it is available, or a failed write waits for it to answer again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}"
+                    "{uptimeSeconds, connections: {current, accepted, refused, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state

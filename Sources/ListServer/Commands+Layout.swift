@@ -15,7 +15,7 @@ extension CommandRouter {
                         "layout", "{default?, sections?: {id: section}}", required: true,
                         "A section is {list: {appearance, headerMode, footerMode, showsSeparators}} or {item?, group, interGroupSpacing?, contentInsets?, orthogonalScrollingBehavior?, header?, footer?}."),
                 ],
-                result: "{dataSource, version, layout}"
+                result: "{dataSource, version, layout}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let json = try arguments.required("layout")

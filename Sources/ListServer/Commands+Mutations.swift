@@ -129,7 +129,7 @@ extension CommandRouter {
         var commands = editCommands.map { edit in
             Command(
                 name: edit.name, summary: edit.summary, arguments: mutationArguments + edit.arguments,
-                result: "{version, changes, warnings?}"
+                result: "{version, changes, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
@@ -153,7 +153,7 @@ extension CommandRouter {
                 ArgumentSpec("snapshot", "{sections: [{id, data?, items}]}", required: true, "The new snapshot."),
                 ArgumentSpec("reloadData", "boolean", "Skip the diff: views reload everything (applySnapshotUsingReloadData)."),
             ],
-            result: "{version, changes}"
+            result: "{version, changes}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
@@ -194,7 +194,7 @@ extension CommandRouter {
                     "operations", "[{cmd, …}]", required: true,
                     "Mutations without dataSource: " + editCommands.map(\.name).joined(separator: ", ") + "."),
             ],
-            result: "{version, changes, warnings?}"
+            result: "{version, changes, warnings?}", effect: .mutates
         ) { arguments, context throws(WireError) in
             let name = try arguments.string("dataSource")
             let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)

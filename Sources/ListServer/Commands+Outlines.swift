@@ -13,7 +13,7 @@ extension CommandRouter {
                     ArgumentSpec(
                         "snapshot", "{items: [{id, data?, children?, expanded?}]}", required: true, "The outline."),
                 ],
-                result: "{version, changes, warnings?}"
+                result: "{version, changes, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
@@ -39,7 +39,7 @@ extension CommandRouter {
                 ArgumentSpec("section", "string", required: true, "The section holding the outline."),
                 ArgumentSpec("items", "[string]", required: true, "Outline items."),
             ],
-            result: "{version, changes}"
+            result: "{version, changes}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)

@@ -8,7 +8,7 @@ extension CommandRouter {
             Command(
                 name: "createDataSource", summary: "Creates an empty data source.",
                 arguments: [ArgumentSpec("dataSource", "string", required: true, "The new data source's name.")],
-                result: "{dataSource, version}"
+                result: "{dataSource, version}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
@@ -20,7 +20,7 @@ extension CommandRouter {
             Command(
                 name: "dropDataSource", summary: "Deletes a data source; its views get a `dropped` event and are detached.",
                 arguments: [ArgumentSpec("dataSource", "string", required: true, "The data source.")],
-                result: "{dataSource, version}"
+                result: "{dataSource, version}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in

@@ -221,14 +221,22 @@ struct ConnectionHandlerTests {
     }
 }
 
-/// The router's list of mutating commands (they wait for durability and make reads wait) names real
-/// commands, among them every snapshot edit.
-@Suite("Mutating commands")
-struct MutatingCommandTests {
-    @Test func theListNamesRealCommands() {
+/// What each command does to the state that lasts is declared with it (`Command.Effect`): the router
+/// parks the mutating ones while a group is made durable and serves only the store-independent ones
+/// whatever the store's condition.
+@Suite("Command effects")
+struct CommandEffectTests {
+    @Test func everyCommandThatCommitsIsDeclaredMutating() {
         let router = CommandRouter.shared
-        for name in CommandRouter.mutatingCommands { #expect(router.commands[name] != nil, "\(name)") }
-        for edit in editCommands { #expect(CommandRouter.mutatingCommands.contains(edit.name)) }
-        for name in ["attach", "snapshot", "dequeue", "backup", "stats"] { #expect(!CommandRouter.mutatingCommands.contains(name)) }
+        func effect(_ name: String) -> Command.Effect? { router.commands[name]?.effect }
+        for edit in editCommands { #expect(effect(edit.name) == .mutates, "\(edit.name)") }
+        for name in [
+            "apply", "batch", "createDataSource", "dropDataSource", "applySectionSnapshot", "expand", "collapse", "setLayout",
+            "setCellProvider", "setSupplementaryProvider", "register", "unregister",
+        ] {
+            #expect(effect(name) == .mutates, "\(name)")
+        }
+        for name in ["ping", "hello", "describe", "stats"] { #expect(effect(name) == .independentOfStore, "\(name)") }
+        for name in ["attach", "snapshot", "dequeue", "backup", "registrations", "listDataSources"] { #expect(effect(name) == .reads, "\(name)") }
     }
 }
