@@ -295,6 +295,7 @@ extension CommandRouter {
             "maxConnections": .int(configuration.maximumConnections),
             "maxRegistrations": .int(configuration.maximumRegistrations),
             "maxPooledCells": .int(configuration.maximumPooledCells),
+            "maxViewsPerConnection": .int(configuration.maximumViewsPerConnection),
             "pluginDeadlineMilliseconds": .int(configuration.pluginDeadlineMilliseconds),
             "maxOutputBytes": .int(configuration.maximumOutputBytes),
             "maxOutputBytesHard": .int(configuration.maximumOutputBytesHard),

@@ -27,6 +27,11 @@ extension CommandRouter {
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     let connection = context.connection
+                    let viewLimit = context.state.configuration.maximumViewsPerConnection
+                    guard connection.views.count < viewLimit else {
+                        throw WireError(
+                            .limitExceeded, "This connection has \(connection.views.count) views attached; the limit is \(viewLimit) (maxViewsPerConnection).")
+                    }
                     var view: String
                     if let requested {
                         view = requested

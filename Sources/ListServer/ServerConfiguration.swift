@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumRegistrations: Int = 1_000
     /// The most free cells kept per (view, registration) pool; beyond it, cells leaving the screen are released.
     public var maximumPooledCells: Int = 256
+    /// Views one connection may have attached at once.
+    public var maximumViewsPerConnection: Int = 1_024
     /// How long a plugin may take to configure a batch of cells before they fail with `plugin-timeout`.
     public var pluginDeadlineMilliseconds: Int = 250
     /// Plugin executables listd starts, restarts when they exit and stops on shutdown.

@@ -31,7 +31,7 @@ struct FileSettings {
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
-        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "pluginDeadlineMilliseconds",
+        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "maxViewsPerConnection", "pluginDeadlineMilliseconds",
         "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard", "maxOutputBytesTotal",
         "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests", "maxConnectionsPerUser",
         "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser", "maxBytesPerUser",
@@ -227,6 +227,7 @@ struct FileSettings {
         if let value = values["maxConnections"] { configuration.maximumConnections = value }
         if let value = values["maxRegistrations"] { configuration.maximumRegistrations = value }
         if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
+        if let value = values["maxViewsPerConnection"] { configuration.maximumViewsPerConnection = value }
         if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
         if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
         if let value = values["changeLogVersions"] { configuration.changeLogVersions = value }

@@ -157,6 +157,18 @@ struct ConnectionHardeningTests {
         #expect(stats["heldOutputBytes"]?.intValue ?? .max <= 2_000_000 + 8 * 65_536 * 2, "\(stats)")
     }
 
+    /// Views on one connection are bounded (`maxViewsPerConnection`); a detached one makes room again.
+    @Test func viewsPerConnectionAreBounded() throws {
+        let daemon = try Daemon(arguments: ["--demo"], configuration: ["maxViewsPerConnection": 3])
+        let connection = try daemon.connect()
+        for index in 0..<3 { _ = try connection.request(["cmd": "attach", "dataSource": "home", "view": .string("v\(index)")]).result() }
+        let refused = try connection.request(["cmd": "attach", "dataSource": "emoji"])
+        #expect(refused.errorCode == "limit-exceeded" && refused["error"]?["message"]?.stringValue?.contains("maxViewsPerConnection") == true, "\(refused)")
+        _ = try connection.request(["cmd": "detach", "view": "v0"]).result()
+        _ = try connection.request(["cmd": "attach", "dataSource": "emoji"]).result()
+        #expect(try daemon.connect().request(["cmd": "attach", "dataSource": "home"])["ok"] == true, "per connection, not per user")
+    }
+
     /// Layout changes are events like any other: a view that never reads them is cut at
     /// `maxViewQueueBytes` (overflow, counted), and each is counted as sent.
     @Test func aViewThatNeverReadsLayoutChangesIsCutAtTheViewQueueLimit() throws {
