@@ -55,7 +55,7 @@ extension CommandRouter {
                 }
                 let version = dataSource.version
                 func execution(_ cell: CellReply) -> Execution {
-                    let event = cellUpdatedEvent(view: view, cell: cell)
+                    let event = ViewEvent.cellUpdated(view: view, cell: cell)
                     return Execution(
                         result: { writer in
                             writer.key("version")
@@ -138,21 +138,6 @@ extension CommandRouter {
                 context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
                 position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource), work: work))
     }
-
-    static func cellUpdatedEvent(view: ViewSession, cell: CellReply) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512)
-        writer.beginObject()
-        writer.key("event")
-        writer.string("cellUpdated")
-        writer.key("dataSource")
-        writer.string(view.dataSource)
-        writer.key("view")
-        writer.string(view.name)
-        writer.key("cell")
-        cell.write(to: &writer)
-        writer.endObject()
-        return writer.bytes
-    }
 }
 
 extension CommandRouter {
@@ -198,7 +183,7 @@ extension CommandRouter {
                 guard let cell = view.cells.displayedCell(for: item) else { continue }
                 switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations, work: work) {
                 case nil: continue
-                case .configured(let configured): view.connection.sendEvent(cellUpdatedEvent(view: view, cell: configured))
+                case .configured(let configured): view.connection.sendEvent(ViewEvent.cellUpdated(view: view, cell: configured))
                 case .plugin(var request, let placeholder):
                     request.index = placeholders.count
                     pluginRequests.append(request)
@@ -209,7 +194,7 @@ extension CommandRouter {
             if !pluginRequests.isEmpty, let eventLoop = view.connection.eventLoop {
                 configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, state: state, eventLoop: eventLoop) { cells in
                     for cell in cells where view.cells.cells[cell.id]?.displayedFor != nil {
-                        view.connection.sendEvent(cellUpdatedEvent(view: view, cell: cell))
+                        view.connection.sendEvent(ViewEvent.cellUpdated(view: view, cell: cell))
                     }
                 }
             }

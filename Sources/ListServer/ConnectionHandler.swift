@@ -317,6 +317,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         writePending(context: context)
         channelBytesBound += event.readableBytes
         context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+        state.eventsSent += 1
         // A view whose peer does not read keeps growing past the moment it stopped being writable: its
         // share of maxOutputBytesTotal is looked at again for every maxOutputBytes more.
         if channelBytesBound >= heldOutputChecked + maximumOutputBytes, !context.channel.isWritable {
@@ -334,15 +335,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             state.viewsOverflowed += 1
             state.logger.warning(
                 "view fell behind; disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "bufferedBytes": "\(buffered)"])
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.key("event")
-            writer.string("overflow")
-            writer.key("limit")
-            writer.int(state.configuration.maximumViewQueueBytes)
-            writer.endObject()
             detachAllViews()
-            write(context: context, reply: writer.bytes)
+            write(context: context, reply: ViewEvent.overflow(limit: state.configuration.maximumViewQueueBytes))
             closeAfterFlush(context: context)
             return true
         }
@@ -360,7 +354,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Tells the client the server is stopping (views get a `shutdown` event), then closes.
     func shutDown() {
         guard let context, !closing else { return }
-        if !views.isEmpty { write(context: context, reply: Array(#"{"event":"shutdown"}"#.utf8)) }
+        if !views.isEmpty { write(context: context, reply: ViewEvent.shutdown) }
         closeAfterFlush(context: context)
     }
 
@@ -379,9 +373,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// `reason`, e.g. `access`, why else).
     func viewDropped(_ view: ViewSession, reason: String? = nil) {
         views.removeAll { $0.name == view.name && $0.dataSource == view.dataSource }
-        var event: [String: JSONValue] = ["event": "dropped", "dataSource": .string(view.dataSource), "view": .string(view.name)]
-        if let reason { event["reason"] = .string(reason) }
-        sendEvent(JSONValue.object(event).jsonBytes)
+        sendEvent(ViewEvent.dropped(dataSource: view.dataSource, view: view.name, reason: reason))
     }
 
     /// Writes an event line that is not part of a broadcast (e.g. `dropped`).
@@ -389,6 +381,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard let context, !closing else { return }
         if !views.isEmpty, fellBehind(adding: bytes.count + 1, context: context) { return }
         sendLine(bytes)
+        state.eventsSent += 1
     }
 
     /// Writes a line that is not an event of this connection's views (a configure request to a plugin,

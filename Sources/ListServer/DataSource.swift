@@ -33,22 +33,9 @@ final class DataSource {
     var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }
     var layout: LayoutDescription { model.layout }
 
-    /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: the line telling views of a
-    /// committed change (encoded once: written to every view, retained for resuming, stored).
-    /// `changesJSON` is the encoded `changes` object, shared with the reply to the change.
+    /// The `changes` event of this data source's current version (see `ViewEvent.changes`).
     func changesEvent(changesJSON: [UInt8]) -> [UInt8] {
-        var writer = JSONWriter(capacity: changesJSON.count + name.utf8.count + 64)
-        writer.beginObject()
-        writer.key(literal: "event")
-        writer.string("changes")
-        writer.key(literal: "dataSource")
-        writer.string(name)
-        writer.key(literal: "version")
-        writer.int(version)
-        writer.key(literal: "changes")
-        writer.raw(changesJSON)
-        writer.endObject()
-        return writer.bytes
+        ViewEvent.changes(dataSource: name, version: version, changesJSON: changesJSON)
     }
 
     func attach(_ attachment: ViewSession) {

@@ -126,12 +126,33 @@ public final class PluginSupervisor: Sendable {
     /// connection from a plugin listd started itself.
     public func supervisedName(peer: Int32) -> String? {
         let group = getpgid(peer)
-        return entries.withLockedValue { entries in
-            entries.values.first { entry in
-                guard !entry.stopping, let pid = entry.status.pid else { return false }
-                return pid == peer || pid == group
-            }?.spec.name
+        let (known, spawning) = entries.withLockedValue { entries in
+            (
+                entries.values.first { entry in
+                    guard !entry.stopping, let pid = entry.status.pid else { return false }
+                    return pid == peer || pid == group
+                }?.spec.name,
+                entries.values.filter { !$0.stopping && !$0.finished && $0.status.pid == nil }.map(\.spec.name)
+            )
         }
+        if let known { return known }
+        // A plugin can connect before its supervisor thread has recorded the pid it was just spawned with
+        // (on a loaded machine): a child of listd's, while exactly one plugin is being started, is that one.
+        guard spawning.count == 1, Self.parentPID(of: group > 0 ? group : peer) == getpid() else { return nil }
+        return spawning[0]
+    }
+
+    /// The parent of process `pid` (from /proc/PID/stat), if it can be read.
+    static func parentPID(of pid: Int32) -> Int32? {
+        guard let file = fopen("/proc/\(pid)/stat", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 1024)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        let line = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+        guard let close = line.lastIndex(of: ")") else { return nil }
+        let fields = line[line.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
     }
 
     /// Whether a supervised plugin called `name` is running or will be started again (listed, not stopping).

@@ -115,10 +115,7 @@ extension ServerState {
             if case .setLayout = operation {
                 let views = dataSource.attachedViews
                 if let event {
-                    committed.afterReply.append { [self] in
-                        for view in views { view.connection.sendEvent(event) }
-                        eventsSent += views.count
-                    }
+                    committed.afterReply.append { for view in views { view.connection.sendEvent(event) } }
                 }
             } else {
                 if let event, !dataSource.views.isEmpty {
@@ -201,20 +198,9 @@ extension ServerState {
             retention: RetainedEvents(maximumVersions: configuration.changeLogVersions, maximumBytes: configuration.changeLogBytes))
     }
 
-    /// `{"event":"layoutChanged","dataSource":…,"version":…,"layout":…}`.
+    /// The `layoutChanged` event of the data source's current version (see `ViewEvent.layoutChanged`).
     private static func layoutChangedEvent(_ dataSource: DataSource) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512)
-        writer.beginObject()
-        writer.key("event")
-        writer.string("layoutChanged")
-        writer.key("dataSource")
-        writer.string(dataSource.name)
-        writer.key("version")
-        writer.int(dataSource.version)
-        writer.key("layout")
-        writer.value(dataSource.layout.json)
-        writer.endObject()
-        return writer.bytes
+        ViewEvent.layoutChanged(dataSource: dataSource.name, version: dataSource.version, layout: dataSource.layout.json)
     }
 }
 

@@ -82,7 +82,6 @@ extension ServerState {
         changes.changes(StagedChanges(), reloadData: true)
         let event = dataSource.changesEvent(changesJSON: changes.bytes)
         for view in dataSource.attachedViews { view.connection.sendEvent(event) }
-        eventsSent += dataSource.views.count
         CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
     }
 }

@@ -40,22 +40,8 @@ extension DataSource {
     func selectionChanged(in view: ViewSession, selected: [String], deselected: [String]) {
         guard !selected.isEmpty || !deselected.isEmpty else { return }
         for receiver in attachedViews where receiver.followsSelection && receiver !== view {
-            var writer = JSONWriter(capacity: 256)
-            writer.beginObject()
-            writer.key("event")
-            writer.string("selectionChanged")
-            writer.key("dataSource")
-            writer.string(name)
-            writer.key("view")
-            writer.string(receiver.name)
-            writer.key("from")
-            view.writeSelection(to: &writer)
-            writer.key("selected")
-            writer.strings(selected)
-            writer.key("deselected")
-            writer.strings(deselected)
-            writer.endObject()
-            receiver.connection.sendEvent(writer.bytes)
+            receiver.connection.sendEvent(
+                ViewEvent.selectionChanged(dataSource: name, receiver: receiver, from: view, selected: selected, deselected: deselected))
         }
     }
 

@@ -1,0 +1,102 @@
+import DiffableCore
+import ListWire
+
+/// Every event listd sends to views, built here and only here (one line each, without its newline).
+/// `ConnectionHandler.push` and `sendEvent` deliver them: both apply the view queue limit
+/// (`maxViewQueueBytes`) and count what they deliver in `stats` (`events.sent`).
+enum ViewEvent {
+    /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: a committed change (encoded once:
+    /// written to every view, retained for resuming, stored). `changesJSON` is the encoded `changes`
+    /// object, shared with the reply to the change.
+    static func changes(dataSource: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + 64)
+        writer.beginObject()
+        writer.key(literal: "event")
+        writer.string("changes")
+        writer.key(literal: "dataSource")
+        writer.string(dataSource)
+        writer.key(literal: "version")
+        writer.int(version)
+        writer.key(literal: "changes")
+        writer.raw(changesJSON)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"layoutChanged","dataSource":…,"version":…,"layout":…}`.
+    static func layoutChanged(dataSource: String, version: Int, layout: JSONValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("layoutChanged")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("version")
+        writer.int(version)
+        writer.key("layout")
+        writer.value(layout)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"cellUpdated","dataSource":…,"view":…,"cell":…}`: a displayed cell configured again
+    /// (a plugin's late answer, a state change).
+    static func cellUpdated(view: ViewSession, cell: CellReply) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("cellUpdated")
+        writer.key("dataSource")
+        writer.string(view.dataSource)
+        writer.key("view")
+        writer.string(view.name)
+        writer.key("cell")
+        cell.write(to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"selectionChanged","dataSource":…,"view":…,"from":{view, user, items},"selected":…,"deselected":…}`
+    /// for `receiver`, about `view`'s selection.
+    static func selectionChanged(dataSource: String, receiver: ViewSession, from view: ViewSession, selected: [String], deselected: [String]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("selectionChanged")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("view")
+        writer.string(receiver.name)
+        writer.key("from")
+        view.writeSelection(to: &writer)
+        writer.key("selected")
+        writer.strings(selected)
+        writer.key("deselected")
+        writer.strings(deselected)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"dropped","dataSource":…,"view":…,"reason"?:…}`: the view's data source was dropped (or,
+    /// with `reason`, e.g. `access`, why else it is no longer served).
+    static func dropped(dataSource: String, view: String, reason: String?) -> [UInt8] {
+        var event: [String: JSONValue] = ["event": "dropped", "dataSource": .string(dataSource), "view": .string(view)]
+        if let reason { event["reason"] = .string(reason) }
+        return JSONValue.object(event).jsonBytes
+    }
+
+    /// `{"event":"overflow","limit":…}`: the connection's views fell `limit` bytes behind and are cut.
+    static func overflow(limit: Int) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("event")
+        writer.string("overflow")
+        writer.key("limit")
+        writer.int(limit)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"shutdown"}`: listd is stopping.
+    static let shutdown = Array(#"{"event":"shutdown"}"#.utf8)
+}
