@@ -37,7 +37,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     public var summary: String {
         switch self {
         case .invalidJSON: return "The line is not one valid JSON text (UTF-8, no duplicate keys, bounded nesting)."
-        case .invalidRequest: return "The line is JSON but not a request object with a string \"cmd\" and a scalar \"id\"."
+        case .invalidRequest: return "The line is JSON but not a request object with a string \"cmd\"."
         case .invalidArgument: return "An argument is missing, unknown, or of the wrong type; the message names it."
         case .unknownCommand: return "No command has that name."
         case .lineTooLong: return "The line is longer than the server's limit; the connection is closed after this reply."

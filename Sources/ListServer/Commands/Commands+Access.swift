@@ -14,7 +14,7 @@ extension CommandRouter {
                 ArgumentSpec("dataSource", "string", required: true, "The data source (it need not exist: then whether the user may create it)."),
                 ArgumentSpec("user", "string or integer", "A user name or uid (default: this connection's user; others: administrators only)."),
             ],
-            result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations}, quota}"
+            result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations, bytes}, quota}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let user = arguments.value("user")
