@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer", "ListStoreSQLite", "ListAccess", "ListClient",
+                "ListServer", "ListStoreSQLite", "ListAccess", "ListClient", "FileSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -156,43 +156,16 @@ public enum TrustedPath {
 
     /// A user's name and uid for messages ("alice (uid 1000)").
     public static func userDescription(_ uid: UInt32) -> String {
-        userName(uid).map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
-    }
-
-    /// A user's name from the user database, if it has one.
-    public static func userName(_ uid: UInt32) -> String? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
-        return String(cString: name)
-    }
-
-    /// A user's uid from the user database, if the user exists.
-    public static func userID(_ name: String) -> UInt32? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
-        return entry.pw_uid
+        UserDirectory.userName(of: uid).map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
     }
 
     /// Whether `gid` is `uid`'s user private group: its primary group, named as the user, with no other
     /// members listed (the scheme under which a umask of 002 is the default).
     public static func isPrivateGroup(_ gid: UInt32, of uid: UInt32) -> Bool {
-        var user = passwd()
-        var userResult: UnsafeMutablePointer<passwd>?
-        var userBuffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &user, &userBuffer, userBuffer.count, &userResult) == 0, userResult != nil, user.pw_gid == gid,
-            let userName = user.pw_name
+        guard let name = UserDirectory.userName(of: uid), UserDirectory.user(named: name)?.gid == gid,
+            let group = UserDirectory.group(id: gid)
         else { return false }
-        var group = Glibc.group()
-        var groupResult: UnsafeMutablePointer<Glibc.group>?
-        var groupBuffer = [CChar](repeating: 0, count: 16_384)
-        guard getgrgid_r(gid, &group, &groupBuffer, groupBuffer.count, &groupResult) == 0, groupResult != nil, let groupName = group.gr_name
-        else { return false }
-        let hasOtherMembers = group.gr_mem.map { $0.pointee != nil } ?? false
-        return strcmp(userName, groupName) == 0 && !hasOtherMembers
+        return group.name == name && !group.hasMembers
     }
 
     private static func checkOwner(of path: String, _ status: stat, owners: Set<UInt32>) throws(Refusal) {

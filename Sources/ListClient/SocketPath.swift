@@ -49,10 +49,10 @@ public enum SocketPath {
     /// when the system has it) and the users `$LISTD_SOCKET_OWNER` names (names or uids, comma-separated).
     public static func trustedOwners(environment: (String) -> String? = SocketPath.environment, uid: UInt32 = geteuid()) -> Set<UInt32> {
         var owners: Set<UInt32> = [uid]
-        if let service = TrustedPath.userID("listd") { owners.insert(service) }
+        if let service = UserDirectory.user(named: "listd")?.uid { owners.insert(service) }
         for name in (environment("LISTD_SOCKET_OWNER") ?? "").split(separator: ",") {
             let trimmed = String(name.filter { $0 != " " })
-            if let id = UInt32(trimmed) ?? TrustedPath.userID(trimmed) { owners.insert(id) }
+            if let id = UInt32(trimmed) ?? UserDirectory.user(named: trimmed)?.uid { owners.insert(id) }
         }
         return owners
     }

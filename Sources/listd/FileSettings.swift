@@ -1,4 +1,5 @@
 import DiffableCore
+import FileSafety
 import ListAccess
 import ListServer
 import ListWire

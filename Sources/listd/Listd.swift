@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileSafety
 import ListClient
 import ListServer
 import ListStoreSQLite

@@ -180,24 +180,41 @@ extension ServerState {
     /// user's one long line.
     func shedPartialLines() {
         let cap = configuration.maximumPartialLineBytesTotal
-        guard partialLineBytes > cap else { return }
-        var byUser: [UInt32: (total: Int, holders: [ConnectionHandler])] = [:]
-        for connection in connections.values where connection.heldPartialBytes > 0 && !connection.closing {
-            byUser[connection.identity.uid, default: (0, [])].total += connection.heldPartialBytes
-            byUser[connection.identity.uid, default: (0, [])].holders.append(connection)
-        }
-        for uid in byUser.keys { byUser[uid]!.holders.sort { $0.heldPartialBytes < $1.heldPartialBytes } }
-        while partialLineBytes > cap, let (uid, most) = byUser.max(by: { $0.value.total < $1.value.total }), let holder = most.holders.last {
-            let held = holder.heldPartialBytes
-            byUser[uid]!.holders.removeLast()
-            byUser[uid]!.total -= held
-            if byUser[uid]!.holders.isEmpty { byUser[uid] = nil }
-            holder.abandonPartialLine(
+        let holders = connections.values.filter { $0.heldPartialBytes > 0 && !$0.closing }.map { ($0, $0.heldPartialBytes) }
+        for shed in Self.shedFairly(holders, total: partialLineBytes, cap: cap) {
+            let user = shed.connection.identity
+            shed.connection.abandonPartialLine(
                 "Unfinished lines across all connections passed maxPartialLineBytesTotal (\(cap) bytes); user "
-                    + "\(holder.identity.displayName) (uid \(uid)) holds the most (\(most.total) bytes over \(most.holders.count) "
-                    + "connection\(most.holders.count == 1 ? "" : "s")) and this is its longest line (\(held) bytes); closing the connection.",
+                    + "\(user.displayName) (uid \(user.uid)) holds the most (\(shed.userBytes) bytes over \(shed.userConnections) "
+                    + "connection\(shed.userConnections == 1 ? "" : "s")) and this is its longest line (\(shed.bytes) bytes); closing the connection.",
                 reason: "unfinished lines over maxPartialLineBytesTotal")
         }
+    }
+
+    /// Which of `holders` (a connection and the bytes it holds) to close so that `total` comes within
+    /// `cap`, fairly by user: each time the user holding the most over all its connections gives up its
+    /// largest holder, so one user's many connections never cost another user its one large one. Each
+    /// comes with what its user held (bytes, connections) when it was picked.
+    static func shedFairly(_ holders: [(ConnectionHandler, Int)], total: Int, cap: Int)
+        -> [(connection: ConnectionHandler, bytes: Int, userBytes: Int, userConnections: Int)]
+    {
+        guard total > cap else { return [] }
+        var byUser: [UInt32: (total: Int, holders: [(ConnectionHandler, Int)])] = [:]
+        for (connection, bytes) in holders {
+            byUser[connection.identity.uid, default: (0, [])].total += bytes
+            byUser[connection.identity.uid, default: (0, [])].holders.append((connection, bytes))
+        }
+        for uid in byUser.keys { byUser[uid]!.holders.sort { $0.1 < $1.1 } }
+        var remaining = total
+        var shed: [(connection: ConnectionHandler, bytes: Int, userBytes: Int, userConnections: Int)] = []
+        while remaining > cap, let (uid, most) = byUser.max(by: { $0.value.total < $1.value.total }), let (holder, bytes) = most.holders.last {
+            shed.append((holder, bytes, most.total, most.holders.count))
+            byUser[uid]!.holders.removeLast()
+            byUser[uid]!.total -= bytes
+            if byUser[uid]!.holders.isEmpty { byUser[uid] = nil }
+            remaining -= bytes
+        }
+        return shed
     }
 }
 
@@ -221,29 +238,18 @@ extension ServerState {
     /// holder, so one user's many connections never cost another user its one large reply.
     func shedHeldOutput() {
         let cap = configuration.maximumOutputBytesTotal
-        var (total, holders) = heldOutput()
-        guard total > cap else { return }
-        var byUser: [UInt32: (total: Int, holders: [(connection: ConnectionHandler, bytes: Int)])] = [:]
-        for holder in holders {
-            byUser[holder.connection.identity.uid, default: (0, [])].total += holder.bytes
-            byUser[holder.connection.identity.uid, default: (0, [])].holders.append(holder)
-        }
-        for uid in byUser.keys { byUser[uid]!.holders.sort { $0.bytes < $1.bytes } }
-        while total > cap, let (uid, most) = byUser.max(by: { $0.value.total < $1.value.total }), let (holder, bytes) = most.holders.last {
-            byUser[uid]!.holders.removeLast()
-            byUser[uid]!.total -= bytes
-            if byUser[uid]!.holders.isEmpty { byUser[uid] = nil }
-            total -= bytes
-            guard let context = holder.context else { continue }
+        let (total, holders) = heldOutput()
+        for shed in Self.shedFairly(holders.map { ($0.connection, $0.bytes) }, total: total, cap: cap) {
+            guard let context = shed.connection.context else { continue }
             logger.warning(
                 "closing a connection that does not read its output: unsent output across connections passed maxOutputBytesTotal",
                 metadata: [
-                    "connection": "\(holder.id)", "user": "\(holder.identity.displayName)", "unsentBytes": "\(bytes)",
-                    "userHeldBytes": "\(most.total)", "heldOutputBytes": "\(total + bytes)", "maxOutputBytesTotal": "\(cap)",
+                    "connection": "\(shed.connection.id)", "user": "\(shed.connection.identity.displayName)", "unsentBytes": "\(shed.bytes)",
+                    "userHeldBytes": "\(shed.userBytes)", "heldOutputBytes": "\(total)", "maxOutputBytesTotal": "\(cap)",
                 ])
-            holder.closing = true
-            holder.pending = nil
-            holder.queued = []
+            shed.connection.closing = true
+            shed.connection.pending = nil
+            shed.connection.queued = []
             context.close(promise: nil)
             connectionsClosedForHeldOutput += 1
         }
