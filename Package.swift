@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
         // The state that lasts and its one commit path: typed changes applied all or nothing. No I/O.
         .target(name: "ListStore", dependencies: ["DiffableCore", "CellCore", "ListLayout", "ListWire"]),
-        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire", "TestSupport"]),
         // SQLite from the system (libsqlite3-dev), for the embedded store.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.

@@ -170,7 +170,7 @@ extension Snapshot {
     ///
     /// - Throws: `BatchError` naming the failing edit.
     public mutating func perform(_ edits: [SnapshotEdit]) throws -> EditOutcome {
-        storage.beginUndoLog()
+        let mark = storage.beginUndoLog()
         var outcome = EditOutcome()
         for (index, edit) in edits.enumerated() {
             do {
@@ -178,14 +178,14 @@ extension Snapshot {
                 outcome.changes.stages.append(contentsOf: step.changes.stages)
                 outcome.warnings.append(contentsOf: step.warnings)
             } catch let error as SnapshotError {
-                storage.rollBackUndoLog()
+                storage.rollBackUndoLog(mark)
                 throw BatchError(index: index, error: error)
             } catch {
-                storage.rollBackUndoLog()
+                storage.rollBackUndoLog(mark)
                 throw error
             }
         }
-        storage.commitUndoLog()
+        storage.commitUndoLog(mark)
         return outcome
     }
 

@@ -16,23 +16,39 @@ enum UndoEntry: Sendable {
     case replaced(SnapshotStorage)
 }
 
+/// Where the undo log stood when a transaction began: it opened the log, or it nests in one a caller
+/// opened (a batch inside a change whose undo is kept), in which case it owns the entries after `count`.
+struct UndoMark {
+    let opened: Bool
+    let count: Int
+}
+
 extension SnapshotStorage {
-    /// Starts recording inverses of every change. O(1).
-    mutating func beginUndoLog() {
-        precondition(undoLog == nil, "undo logs do not nest")
+    /// Starts a transaction whose changes can be rolled back: opens the undo log, or marks where this
+    /// transaction starts in the one already open. O(1).
+    mutating func beginUndoLog() -> UndoMark {
+        if let log = undoLog { return UndoMark(opened: false, count: log.count) }
         undoLog = []
+        return UndoMark(opened: true, count: 0)
     }
 
-    /// Stops recording and forgets the inverses: the changes stay. O(1).
-    mutating func commitUndoLog() {
-        undoLog = nil
+    /// Ends the transaction and keeps its changes; a log it opened stops recording. O(1).
+    mutating func commitUndoLog(_ mark: UndoMark) {
+        if mark.opened { undoLog = nil }
     }
 
-    /// Stops recording and undoes every change made since `beginUndoLog()`. O(entries).
-    mutating func rollBackUndoLog() {
-        guard let log = undoLog else { return }
+    /// Ends the transaction and undoes its changes, newest first. O(its entries).
+    mutating func rollBackUndoLog(_ mark: UndoMark) {
+        guard var log = undoLog else { return }
         undoLog = nil
-        for entry in log.reversed() { undo(entry) }
+        while log.count > mark.count { undo(log.removeLast()) }
+        if !mark.opened { undoLog = log }
+    }
+
+    /// Undoes recorded entries, newest first (nothing records meanwhile). O(entries).
+    mutating func undo(_ entries: [UndoEntry]) {
+        precondition(undoLog == nil, "undo while recording")
+        for entry in entries.reversed() { undo(entry) }
     }
 
     private mutating func undo(_ entry: UndoEntry) {

@@ -109,6 +109,8 @@ public struct ChangeOutcome: Sendable {
     public var createdRegistration = false
     /// A replaced snapshot: freeing a large one takes time the caller need not wait for.
     public var retired: Snapshot?
+    /// What undoes the change (only when `apply` was asked to record it).
+    public var undo: ChangeUndo?
 
     public init() {}
 }

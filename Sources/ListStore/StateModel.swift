@@ -73,10 +73,25 @@ public final class StateModel {
                 : "Data source \"\(name)\" does not exist.")
     }
 
-    /// Validates `change` against the state and applies it, all or nothing.
+    /// Validates `change` against the state and applies it, all or nothing. With `recordingUndo`, the
+    /// outcome carries what undoes the change (`ChangeUndo`, for `undo(_:)`).
     ///
-    /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state copy).
-    public func apply(_ change: StateChange, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
+    /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state
+    ///   copy, also when recording its undo).
+    public func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false) throws(WireError) -> ChangeOutcome {
+        var outcome = try applyChange(change, limits: limits, recordingUndo: recordingUndo)
+        if recordingUndo, outcome.undo == nil {
+            switch change {
+            case .createDataSource(let name, _, _): outcome.undo = ChangeUndo(step: .created(dataSource: name))
+            case .register(let registration):
+                outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing)
+            default: break  // the others set it where they have what it needs
+            }
+        }
+        return outcome
+    }
+
+    private func applyChange(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool) throws(WireError) -> ChangeOutcome {
         switch change {
         case .createDataSource(let name, let incarnation, let content):
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
@@ -99,9 +114,10 @@ public final class StateModel {
             adjustBytes(of: dropped.owner, by: -dropped.storedBytes)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
+            if recordingUndo { outcome.undo = ChangeUndo(step: .dropped(dropped)) }
             return outcome
         case .dataSource(let name, let ifVersion, let creation, let operation):
-            return try apply(operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits)
+            return try apply(operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits, recordingUndo: recordingUndo)
         case .register(let registration):
             return try register(registration, limits: limits)
         case .unregister(let name):
@@ -109,15 +125,19 @@ public final class StateModel {
                 throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
             }
             adjustUsage(of: removed.owner, registrations: -1)
-            registrationOrder.removeAll { $0 == name }
-            return ChangeOutcome()
+            let position = registrationOrder.firstIndex(of: name) ?? registrationOrder.count
+            registrationOrder.remove(at: position)
+            var outcome = ChangeOutcome()
+            if recordingUndo { outcome.undo = ChangeUndo(step: .unregistered(removed, position: position)) }
+            return outcome
         }
     }
 
     // MARK: Data sources
 
     private func apply(
-        _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs creation: DataSourceCreation?, limits: ChangeLimits
+        _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs creation: DataSourceCreation?, limits: ChangeLimits,
+        recordingUndo: Bool
     ) throws(WireError) -> ChangeOutcome {
         try checkIdentifiers(of: operation, limits)
         let dataSource: DataSourceModel
@@ -143,7 +163,13 @@ public final class StateModel {
         } else if operation.mayAddBytes {
             try checkBytes(replacing: 0, with: 1, owner: dataSource.owner, limits)
         }
-        var outcome = try perform(operation, on: dataSource, limits: limits)
+        var outcome: ChangeOutcome
+        if recordingUndo && !created {
+            outcome = try performRecordingUndo(operation, on: dataSource, limits: limits)
+        } else {
+            outcome = try perform(operation, on: dataSource, limits: limits)
+            if recordingUndo { outcome.undo = ChangeUndo(step: .created(dataSource: name)) }
+        }
         if created { dataSources[name] = dataSource }
         dataSource.version += 1
         dataSource.reconcileOutlines()
@@ -152,6 +178,38 @@ public final class StateModel {
         outcome.version = dataSource.version
         outcome.createdDataSource = created
         return outcome
+    }
+
+    /// `perform`, keeping in the outcome what undoes it: the inverses of its snapshot edits (recorded
+    /// as they are made), or the snapshot it replaced, and the parts it may set.
+    private func performRecordingUndo(_ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits) throws(WireError)
+        -> ChangeOutcome
+    {
+        let snapshot: ChangeUndo.SnapshotBefore
+        switch operation {
+        case .replaceSnapshot: snapshot = .replaced(dataSource.snapshot)
+        case .setLayout, .setCellProvider: snapshot = .unchanged
+        case .edit, .batch, .replaceOutline, .setExpansion: snapshot = .edited(SnapshotUndo())
+        }
+        var before = dataSource.before(snapshot: snapshot)
+        guard case .edited = snapshot else {
+            var outcome = try perform(operation, on: dataSource, limits: limits)
+            outcome.undo = ChangeUndo(step: .changed(dataSource, before: before))
+            return outcome
+        }
+        dataSource.snapshot.beginRecordingUndo()
+        do {
+            var outcome = try perform(operation, on: dataSource, limits: limits)
+            before.snapshot = .edited(dataSource.snapshot.endRecordingUndo())
+            outcome.undo = ChangeUndo(step: .changed(dataSource, before: before))
+            return outcome
+        } catch {
+            // Whatever a failing operation did is undone too (an operation checks before it changes
+            // anything, so this is normally empty).
+            let partial = dataSource.snapshot.endRecordingUndo()
+            dataSource.snapshot.undo(partial)
+            throw error
+        }
     }
 
     /// Performs one operation on `dataSource`; a failing operation changes nothing.

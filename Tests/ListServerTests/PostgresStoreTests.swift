@@ -161,36 +161,45 @@ struct PostgresStoreTests {
         }
     }
 
-    /// The database goes away: a change fails with storage-failed and changes nothing; until listd can
-    /// read the stored state back, reads of that data source fail too (memory still holds the failed
-    /// change), reads of others go on, `stats` says so. Once the database is back, listd restores the
-    /// state by itself and takes changes.
-    @Test func aLostDatabaseFailsRequestsUntilItAnswersAgain() throws {
+    /// The database goes away: a change fails with storage-failed and changes nothing. The failed change
+    /// is undone in memory, so reads of that data source go on answering the last stored state (and an
+    /// attached view gets no event for it); changes are refused while the store cannot be read, and
+    /// `stats` says so. Once the database is back, listd notices by itself and takes changes; the view's
+    /// versions go on without a gap.
+    @Test func aLostDatabaseFailsChangesAndReadsGoOn() throws {
         let postgres = try PostgresTestServer()
         var daemon: Daemon? = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
         #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["a"]])["ok"] == true)
         #expect(try daemon!.request(["cmd": "appendSections", "dataSource": "other", "sections": ["o"]])["ok"] == true)
+        let viewer = try daemon!.connect()
+        #expect(try viewer.request(["cmd": "attach", "dataSource": "d", "view": "v"]).result()["version"] == 2)
         try postgres.stop(mode: "immediate")
         let failed = try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["b"]])
         #expect(failed["ok"] == false && failed["error"]?["code"] == "storage-failed", "\(failed)")
-        // The failed change cannot be undone from the store: reads of its data source fail too (they would
-        // show it); the other data source is as stored and reads of it go on; stats answers.
-        let read = try daemon!.request(["cmd": "snapshot", "dataSource": "d"])
-        #expect(read["error"]?["code"] == "storage-failed", "\(read)")
+        // The failed change is undone in memory: reads of its data source answer the stored state.
+        for _ in 0..<3 {
+            let read = try daemon!.request(["cmd": "snapshot", "dataSource": "d"]).result()
+            #expect(read["version"] == 2 && read["sections"]?.arrayValue.first?["items"] == ["a"], "\(read)")
+            #expect(try daemon!.request(["cmd": "numberOfItems", "dataSource": "d"]).result()["count"] == 1)
+        }
         #expect(try daemon!.request(["cmd": "snapshot", "dataSource": "other"])["result"]?["sections"]?.arrayValue.first?["id"] == "o")
+        #expect(
+            try eventually { try daemon!.request(["cmd": "stats"]).result()["storage"]?["available"] == false },
+            "listd learns that the store cannot be read")
         let write = try daemon!.request(["cmd": "appendItems", "dataSource": "other", "items": ["x"]])
         #expect(write["error"]?["code"] == "storage-failed", "\(write)")
-        let storage = try daemon!.request(["cmd": "stats"]).result()["storage"]
-        #expect(storage?["store"] == "postgresql" && storage?["available"] == false, "\(String(describing: storage))")
-        // Back: listd reads the state again by itself; the failed change is gone, new ones are stored.
+        #expect(write["error"]?["message"]?.stringValue?.contains("reads go on") == true, "\(write)")
+        #expect(try daemon!.request(["cmd": "item", "dataSource": "d", "item": "a"])["ok"] == true)
+        // Back: listd notices by itself; the failed change is gone, new ones are stored.
         try postgres.start()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try daemon!.request(["cmd": "stats"]).result()["storage"]?["available"] != true, ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        #expect(try eventually { try daemon!.request(["cmd": "stats"]).result()["storage"]?["available"] == true })
         #expect(try daemon!.request(["cmd": "snapshot", "dataSource": "d"])["result"]?["sections"]?.arrayValue.first?["items"] == ["a"])
         #expect(try daemon!.request(["cmd": "appendItems", "dataSource": "d", "items": ["c"]])["ok"] == true)
+        // The view got nothing for the failed change, and version 3 is the stored one.
+        let event = try #require(try viewer.readJSON(timeout: .seconds(20)))
+        #expect(event["event"] == "changes" && event["version"] == 3, "\(event)")
+        #expect(event["changes"]?.description.contains("\"c\"") == true && event["changes"]?.description.contains("\"b\"") == false, "\(event)")
         try daemon!.stop(signal: SIGKILL)
         daemon = nil
         let restarted = try Daemon(arguments: ["--postgres", postgres.uri])

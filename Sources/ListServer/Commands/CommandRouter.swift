@@ -87,13 +87,13 @@ struct Command: Sendable {
     /// What a command does to the state that lasts, declared with it: what the router needs to know
     /// while a group of changes is being made durable, and while the store is unavailable.
     enum Effect: Sendable {
-        /// Reads the state (or changes what lives with a connection: views, cells, plugins); served while
-        /// the store is unavailable only for data sources the failed write did not touch.
+        /// Reads the state (or changes what lives with a connection: views, cells, plugins): waits while
+        /// a group of changes is being made durable; served whatever the store's condition.
         case reads
-        /// Changes the state that lasts (through `ServerState.commit`): waits while a group is being made
-        /// durable, refused while the store is unavailable.
+        /// Changes the state that lasts (through `ServerState.commit`): waits behind requests that wait,
+        /// refused while the store is unavailable.
         case mutates
-        /// Touches no stored state at all: answered whatever the store's condition.
+        /// Touches no stored state at all: answered at once, also while a group is being made durable.
         case independentOfStore
     }
 
@@ -162,20 +162,12 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
-        if let pipeline = state.pipeline, let reason = pipeline.unavailableReason, command.effect != .independentOfStore {
-            // A read of a data source whose memory is as stored goes on; anything else would see (or
-            // build on) changes that were not stored.
-            let readsStoredState: Bool
-            if command.effect == .mutates {
-                readsStoredState = false
-            } else if case .string(let name)? = request.arguments.members["dataSource"] {
-                readsStoredState = !pipeline.unrestoredDataSources.contains(name)
-            } else {
-                readsStoredState = command.name == "registrations" && !pipeline.unrestoredRegistrations
-            }
-            if !readsStoredState { return fail(id: request.rawID, WireError(.storageFailed, reason), connection: connection) }
+        if command.effect == .mutates, let reason = state.pipeline?.unavailableReason {
+            // The store cannot be read: a change could not be stored. Reads go on (memory holds only
+            // what was stored: failed writes are undone in memory).
+            return fail(id: request.rawID, WireError(.storageFailed, reason), connection: connection)
         }
-        if let pipeline = state.pipeline, pipeline.unavailableReason == nil, pipeline.mustPark(mutation: command.effect == .mutates) {
+        if command.effect != .independentOfStore, let pipeline = state.pipeline, pipeline.mustPark(mutation: command.effect == .mutates) {
             // A group of changes is being made durable: run this request once it is.
             let deferred = Deferred<CommandOutcome>()
             let copy = [UInt8](line)

@@ -17,12 +17,15 @@ import NIOPosix
 /// it waits (`park`) until no mutation is in flight. While a read waits, new mutations wait behind it,
 /// so the groups drain and the read runs after at most two writes.
 ///
-/// When a write fails, the store rolls the transaction back; the pipeline reloads what that group and
-/// the ones after it touched, the state is restored to it, and every one of those mutations fails with
-/// `storage-failed`. With a shared store (several instances), the state is restored to the versions
-/// the views have seen, caught up with what the other instances committed, and when the write failed
-/// because another instance got there first, the mutations fail with a *conflict* that the router
-/// answers by running them again on the caught-up state.
+/// When a write fails, the store rolls the transaction back and the pipeline undoes that group and every
+/// mutation after it in memory, newest first, with what each kept to undo it (`ChangeUndo`): no read of
+/// the store, so reads go on whatever the store's condition, and views (which get a mutation's events
+/// only once it is durable) saw none of them. Every one of those mutations fails with `storage-failed`.
+/// When the store cannot even be read (a database that went away), mutations are refused with the
+/// reason until it answers again (`unavailableReason`, probed with backoff). With a shared store
+/// (several instances), the undone data sources are then caught up with what the other instances
+/// committed, and when the write failed because another instance got there first, the mutations fail
+/// with a *conflict* that the router answers by running them again on the caught-up state.
 final class CommitPipeline {
     let store: Store
     private let loop: EventLoop
@@ -31,37 +34,32 @@ final class CommitPipeline {
     let background: NIOThreadPool
     private let logger: Logger
 
-    /// A failed write is being undone: every request waits.
+    /// A write failed because another instance committed first: every request waits until the undone
+    /// data sources are caught up (the router then runs the mutations again).
     private var restoring = false
     /// The mutations handed to the writer and not yet durable, oldest first (the writer writes them in
     /// this order, so a report of `n` mutations is the first `n`).
     private var inFlight: [Pending] = []
-    /// The mutations being undone (they fail once the state is restored).
-    private var undoing: [Pending] = []
-    /// While undoing: the versions the views of the touched data sources have seen (-1: it did not exist).
-    private var seenVersions: [String: Int] = [:]
     private var parked: [() -> Void] = []
-    /// Set while the state cannot be restored after a failed write because the store cannot be read
-    /// (a database that went away): requests fail with `storage-failed` and this reason instead of
-    /// seeing changes that were not stored, and listd tries again with backoff until the store answers.
+    /// Set while the store cannot be read after a failed write (a database that went away): mutations
+    /// fail with `storage-failed` and this reason at once, reads go on, and listd probes the store with
+    /// backoff until it answers.
     private(set) var unavailableReason: String?
-    /// Times the store was read again after being unavailable (for `stats`).
+    /// Times the store was probed again while unavailable (for `stats`).
     private(set) var restoreRetries = 0
-    /// While `unavailableReason` is set: the data sources (and whether the registrations) whose memory
-    /// holds changes that were not stored. The others are as stored, and reads of them go on.
-    private(set) var unrestoredDataSources: Set<String> = []
-    private(set) var unrestoredRegistrations = false
+    /// Whether a probe of the store is under way or scheduled.
+    private var probing = false
     private var wroteSinceSync = false
     /// Per data source: the operation bytes logged since its last checkpoint (what a start-up would
     /// replay), and that checkpoint's size.
     private var logBytes: [String: Int] = [:]
     private var checkpointBytes: [String: Int] = [:]
     private var checkpointing: Set<String> = []
-    /// The model, to capture contents for checkpoints and to restore after a failed write.
+    /// The model, to capture contents for checkpoints.
     private let model: StateModel
-    /// Makes the served state what was read back: the stored state, the data sources (and whether the
-    /// registrations) it is for, and the versions of those data sources the views have seen.
-    private let restore: (StoredState, Set<String>, Bool, [String: Int]) -> Void
+    /// Undoes mutations in memory, newest first (given oldest first), with the data sources (and
+    /// whether the registrations) they touched.
+    private let undoInMemory: ([ChangeUndo], Set<String>, Bool) -> Void
     /// With a shared store: brings the named data sources (and the registrations) up to what the other
     /// instances committed; resolves once done (after a restore, before the undone mutations fail).
     var catchUp: ((Set<String>, Bool) -> Deferred<Void>)?
@@ -93,17 +91,19 @@ final class CommitPipeline {
         var sequence: Int
         var added: ContinuousClock.Instant
         var done: Deferred<WireError?>
+        /// What undoes the mutation in memory should its write fail.
+        var undo: ChangeUndo?
     }
 
     init(
         store: Store, model: StateModel, loop: EventLoop, logger: Logger,
-        restore: @escaping (StoredState, Set<String>, Bool, [String: Int]) -> Void
+        undoInMemory: @escaping ([ChangeUndo], Set<String>, Bool) -> Void
     ) {
         self.store = store
         self.model = model
         self.loop = loop
         self.logger = logger
-        self.restore = restore
+        self.undoInMemory = undoInMemory
         background = NIOThreadPool(numberOfThreads: 1)
         background.start()
         // Encoding a large checkpoint takes a while; on a small machine it must not take the CPU from
@@ -128,7 +128,7 @@ final class CommitPipeline {
     }
 
     /// Whether a request must wait before it runs: a read while changes are not durable; a mutation
-    /// while requests wait before it, or while a failed write is being undone.
+    /// while requests wait before it, or while a conflict's data sources are being caught up.
     func mustPark(mutation: Bool) -> Bool {
         if restoring || !parked.isEmpty { return true }
         return !mutation && !inFlight.isEmpty
@@ -139,9 +139,11 @@ final class CommitPipeline {
         parked.append(body)
     }
 
-    /// Hands a committed mutation's records to the writer; `done` resolves with `nil` once they are
-    /// durable, or with the error that undid them.
-    func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool) -> Deferred<WireError?> {
+    /// Hands a committed mutation's records to the writer, with what undoes it in memory; `done`
+    /// resolves with `nil` once they are durable, or with the error that undid them.
+    func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
+        -> Deferred<WireError?>
+    {
         let done = Deferred<WireError?>()
         if let unavailableReason {
             // Not reachable in practice: `commit` refuses first. Kept so a record is never silently dropped.
@@ -151,7 +153,7 @@ final class CommitPipeline {
         inFlight.append(
             Pending(
                 dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, sequence: nextSequence, added: .now,
-                done: done))
+                done: done, undo: undo))
         nextSequence += 1
         track(inFlight[inFlight.count - 1], by: 1)
         for record in records { account(record) }
@@ -160,18 +162,12 @@ final class CommitPipeline {
     }
 
     /// Whether a mutation of the data source is in flight (then what other instances committed waits).
-    /// A data source whose failed write is being undone counts as in flight until it is restored: its
-    /// memory still holds the changes that were not stored.
     func hasInFlight(dataSource name: String) -> Bool {
-        inFlightPerDataSource[name] != nil || undoingDataSources.contains(name) || unrestoredDataSources.contains(name)
+        inFlightPerDataSource[name] != nil
     }
 
-    /// Whether a mutation of the registrations is in flight (or being undone).
-    var hasRegistrationsInFlight: Bool { registrationsInFlight > 0 || undoingRegistrations || unrestoredRegistrations }
-
-    /// What the failed write being undone touched (until it is restored).
-    private var undoingDataSources: Set<String> = []
-    private var undoingRegistrations = false
+    /// Whether a mutation of the registrations is in flight.
+    var hasRegistrationsInFlight: Bool { registrationsInFlight > 0 }
 
     private func track(_ pending: Pending, by step: Int) {
         for name in pending.dataSources {
@@ -214,104 +210,85 @@ final class CommitPipeline {
             if (error as? StorageError)?.kind == .conflict {
                 conflicts += 1
                 // Another instance committed first: once caught up, the router runs the mutations again.
-                undo(error: WireError(.storageFailed, "The change was not stored: \(error)", details: ["conflict": true]))
+                undo(error: WireError(.storageFailed, "The change was not stored: \(error)", details: ["conflict": true]), conflict: true)
             } else {
-                undo(error: WireError(.storageFailed, "The change was not stored: \(error)"))
+                undo(error: WireError(.storageFailed, "The change was not stored: \(error)"), conflict: false)
             }
         }
     }
 
-    /// After a failed write (the writer takes no group meanwhile): reloads what the failed group and
-    /// every later mutation touched from the store (on the writer thread), restores the state to it,
-    /// fails all of them, then lets the writer and the waiting requests go on. Requests wait meanwhile.
-    private func undo(error: WireError) {
-        restoring = true
+    /// After a failed write (the writer takes no group meanwhile): undoes the failed group and every
+    /// later mutation in memory, newest first, fails all of them, and lets the writer go on. With a
+    /// shared store the undone data sources then catch up with the other instances; after a conflict,
+    /// requests wait for that (the router runs the mutations again on the caught-up state). Unless the
+    /// write failed because another instance came first, the store is probed: when it cannot be read,
+    /// mutations are refused until it answers.
+    private func undo(error: WireError, conflict: Bool) {
         writer.discardOpen()
-        let pending = inFlight
-        undoing = pending
+        let undone = inFlight
         inFlight = []
-        for entry in pending { track(entry, by: -1) }
-        let touched = pending.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
-        let registrations = pending.contains { $0.registrations }
-        undoingDataSources = touched
-        undoingRegistrations = registrations
+        for entry in undone { track(entry, by: -1) }
+        let touched = undone.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
+        let registrations = undone.contains { $0.registrations }
         let waiting = awaitingDurable
         awaitingDurable = []
         for entry in waiting { entry.promise.fail(WriteFailedBefore()) }
-        // The versions before the first undone mutation of each data source: what its views have seen.
-        for entry in pending.reversed() {
-            for name in entry.dataSources { seenVersions[name] = entry.previousVersion ?? -1 }
-        }
         for name in touched { logBytes[name] = nil }  // unknown until a checkpoint; scheduled again below
-        logger.error("storage write failed; undoing its changes", metadata: ["error": "\(error.message)", "changes": "\(pending.count)"])
-        reload(touched, registrations: registrations, after: error, delay: .milliseconds(100))
+        undoInMemory(undone.compactMap(\.undo), touched, registrations)
+        logger.error("storage write failed; its changes are undone", metadata: ["error": "\(error.message)", "changes": "\(undone.count)"])
+        writer.resume()
+        let finish = { [self] in
+            for entry in undone { entry.done.resolve(error) }
+            runParked()
+        }
+        guard let catchUp else {
+            if !conflict { probe(after: error, delay: .milliseconds(100)) }
+            return finish()
+        }
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        if conflict {
+            restoring = true
+            catchUp(touched, registrations).whenResolved {
+                bound.value.restoring = false
+                finish()
+            }
+        } else {
+            _ = catchUp(touched, registrations)
+            probe(after: error, delay: .milliseconds(100))
+            finish()
+        }
     }
 
-    /// Reads what the failed group and the later mutations touched back from the store and restores
-    /// it. When the store cannot be read (it is unreachable), the failed mutations are answered at once
-    /// and listd tries again after `delay` (doubling up to 5 s); meanwhile `unavailableReason` makes
-    /// requests fail instead of reading the unrestored state.
-    private func reload(_ touched: Set<String>, registrations: Bool, after error: WireError, delay: TimeAmount) {
+    /// Reads the store (on the writer, between two groups) after a write failed: when it cannot be
+    /// read, mutations are refused with the reason (`unavailableReason`) and listd probes again after
+    /// `delay`, doubling up to 5 s, until it answers.
+    private func probe(after error: WireError, delay: TimeAmount) {
+        guard !probing else { return }
+        probing = true
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
-        let seen = seenVersions
-        writer.perform { () throws -> StoredState in
-            guard let shared = store as? SharedStore else { return try store.load(dataSources: touched, registrations: registrations) }
-            // The versions the views have seen, when the store can still make them: the follower then
-            // applies what other instances committed since, change by change, as their views got it.
-            var state = StoredState()
-            if registrations { state.registrations = try shared.storedRegistrations() }
-            for name in touched.sorted() {
-                let version = seen[name].flatMap { $0 >= 0 ? $0 : nil }
-                if let stored = try shared.dataSource(named: name, atVersion: version) { state.dataSources.append(stored) }
-            }
-            return state
-        }.whenComplete { result in
+        writer.perform { () throws in _ = try store.load(dataSources: [], registrations: true) }.whenComplete { result in
             let pipeline = bound.value
-            let undone = pipeline.undoing
-            pipeline.undoing = []
+            pipeline.probing = false
             switch result {
-            case .success(let stored):
-                pipeline.restore(stored, touched, registrations, seen)
-                pipeline.loaded(stored)
+            case .success:
                 if pipeline.unavailableReason != nil {
-                    pipeline.logger.notice("the store answers again; the state is restored", metadata: ["retries": "\(pipeline.restoreRetries)"])
+                    pipeline.logger.notice("the store answers again", metadata: ["retries": "\(pipeline.restoreRetries)"])
                 }
                 pipeline.unavailableReason = nil
-                pipeline.unrestoredDataSources = []
-                pipeline.unrestoredRegistrations = false
-            case .failure(let reloadError):
-                pipeline.undoingDataSources = []
-                pipeline.undoingRegistrations = false
-                pipeline.unrestoredDataSources = touched
-                pipeline.unrestoredRegistrations = registrations
-                pipeline.unavailableReason =
-                    "A write failed (\(error.message)) and the stored state cannot be read back (\(reloadError)); listd retries until the store answers."
-                pipeline.logger.error(
-                    "cannot read the store to undo a failed write; retrying", metadata: ["error": "\(reloadError)", "retryMilliseconds": "\(delay.nanoseconds / 1_000_000)"])
-                for entry in undone { entry.done.resolve(error) }
-                // Requests that were waiting fail now too, rather than wait for the store.
-                pipeline.runParked()
-                pipeline.loop.scheduleTask(in: delay) {
-                    bound.value.restoreRetries += 1
-                    bound.value.reload(touched, registrations: registrations, after: error, delay: min(delay * 2, .seconds(5)))
+            case .failure(let probeError):
+                if pipeline.unavailableReason == nil {
+                    pipeline.logger.error("the store cannot be read; changes are refused until it answers", metadata: ["error": "\(probeError)"])
                 }
-                return
-            }
-            pipeline.seenVersions = [:]
-            pipeline.undoingDataSources = []
-            pipeline.undoingRegistrations = false
-            let finish = {
-                let pipeline = bound.value
-                pipeline.restoring = false
-                for entry in undone { entry.done.resolve(error) }
-                pipeline.writer.resume()
-                pipeline.runParked()
-            }
-            if let catchUp = pipeline.catchUp {
-                catchUp(touched, registrations).whenResolved { finish() }
-            } else {
-                finish()
+                pipeline.unavailableReason =
+                    "A write failed (\(error.message)) and the store cannot be read (\(probeError)); changes are refused until it answers, reads go on."
+                pipeline.probing = true
+                pipeline.loop.scheduleTask(in: delay) {
+                    let pipeline = bound.value
+                    pipeline.probing = false
+                    pipeline.restoreRetries += 1
+                    pipeline.probe(after: error, delay: min(delay * 2, .seconds(5)))
+                }
             }
         }
     }

@@ -54,8 +54,8 @@ public final class ListServer: Sendable {
                 }
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
-                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { stored, touched, registrations, seen in
-                    bound.value.restore(stored, dataSources: touched, registrations: registrations, seen: seen)
+                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, registrations in
+                    bound.value.undo(undos, dataSources: touched, registrations: registrations)
                 }
                 pipeline.loaded(loaded)
                 if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }  // PostgreSQL flushes by itself

@@ -69,7 +69,8 @@ extension ServerState {
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
-        let outcome = try model.apply(change, limits: followed ? .none : changeLimits)
+        let recordingUndo = pipeline != nil && !followed
+        let outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo)
         if !followed, let follower { follower.touched(change.dataSourceName) }
         var committed = Committed(outcome: outcome)
         // A data-source change's event line: sent to the views, retained for views that resume, stored.
@@ -95,7 +96,7 @@ extension ServerState {
             if !records.isEmpty {
                 committed.durable = pipeline.add(
                     records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: previousVersion,
-                    registrations: change.dataSourceName == nil)
+                    registrations: change.dataSourceName == nil, undo: outcome.undo)
             }
         }
         switch change {
@@ -152,29 +153,19 @@ extension ServerState {
         return owned(change, by: actor.uid)
     }
 
-    /// After a failed write: makes the touched data sources (and registrations) what the store holds,
-    /// so memory is as it was before the failed group. `seen` has the versions their views were sent:
-    /// a data source read back at another version (a shared store's checkpoint is newer) tells its
-    /// views to reload.
-    func restore(_ stored: StoredState, dataSources touched: Set<String>, registrations: Bool, seen: [String: Int] = [:]) {
-        if registrations { model.restoreRegistrations(stored.registrations) }
-        let found = Dictionary(stored.dataSources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
+    /// first), so memory is as it was before the failed group, and serves the touched data sources as
+    /// they are now. Their views were sent none of those changes (a change is published once durable),
+    /// so they need no event; a data source the undone changes had created is forgotten, one they had
+    /// dropped is served again.
+    func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>, registrations: Bool) {
+        model.undo(undos)
         for name in touched {
-            if let dataSource = found[name] {
-                do {
-                    try model.restore(dataSource)
-                } catch {
-                    logger.critical("cannot restore a data source after a failed write", metadata: ["dataSource": "\(name)", "error": "\(error)"])
-                }
-            } else {
-                model.forget(dataSource: name)
-            }
             if let restored = model.dataSources[name] {
                 if let served = dataSources[name] {
                     if served.incarnation != restored.incarnation { served.retained.removeAll() }
                     served.model = restored
                     served.retained.removeVersions(after: restored.version)
-                    if let version = seen[name], version >= 0, version != restored.version { publishReload(of: served) }
                 } else {
                     dataSources[name] = makeDataSource(restored)
                 }
