@@ -120,11 +120,14 @@ let package = Package(
             dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"],
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
-        // The connection handler and the line framer in an EmbeddedChannel (no socket, no process).
+        // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the
+        // commit pipeline against a store that fails on demand.
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListWire", "DiffableCore", "ListAccess", "CSystemd", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListStoreSQLite", "CSystemd", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         // `swift run -c release core-benchmarks` (see README, "Performance").

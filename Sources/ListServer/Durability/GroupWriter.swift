@@ -110,11 +110,16 @@ final class GroupWriter: @unchecked Sendable {
 
     /// Writes what is open, runs the queued jobs, then ends the thread.
     func shutdown() async {
+        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in shutdown { finished.resume() } }
+    }
+
+    /// `shutdown()` without waiting: `done` runs (on another thread) once the thread ended.
+    func shutdown(then done: @escaping @Sendable () -> Void) {
         condition.lock()
         stopping = true
         condition.unlock()
         condition.signal()
-        try? await thread.shutdownGracefully()
+        thread.shutdownGracefully { _ in done() }
     }
 
     private func enqueue(_ job: @escaping () -> Void) {
