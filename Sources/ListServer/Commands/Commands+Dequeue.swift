@@ -19,7 +19,7 @@ extension CommandRouter {
     /// view's own connection. Another connection's view is `permission-denied` unless it belongs to the
     /// same user (or the caller is an administrator).
     static func view(_ name: String, _ context: CommandContext, dataSource: String? = nil) throws(WireError) -> ViewSession {
-        if let own = context.connection.views.first(where: { $0.name == name && (dataSource == nil || $0.dataSource == dataSource) }) {
+        if let own = context.connection.views.named(name, dataSource: dataSource) {
             return own
         }
         let candidates = context.state.dataSources.values

@@ -60,8 +60,12 @@ extension CommandRouter {
                     let snapshot = dataSource.snapshot
                     let version = dataSource.version
                     let current = dataSource.incarnation
-                    // Resuming: the same incarnation, and every version since fromVersion still retained.
-                    let missed = fromVersion.flatMap { from in incarnation == current ? dataSource.retained.events(after: from) : nil }
+                    // Resuming: the same incarnation, and every version since fromVersion still retained, in
+                    // less than half the view queue (a longer backlog would overflow it: the snapshot instead).
+                    let missed = fromVersion.flatMap { from in incarnation == current ? dataSource.retained.events(after: from) : nil }.flatMap {
+                        events in
+                        events.reduce(0) { $0 + $1.count + 1 } <= context.state.configuration.maximumViewQueueBytes / 2 ? events : nil
+                    }
                     var execution = Execution { writer in
                         writer.key("view")
                         writer.string(view)
@@ -85,8 +89,7 @@ extension CommandRouter {
                     if let missed, !missed.isEmpty {
                         execution.afterReply.append {
                             // The missed events at once (bounded by changeLogBytes), before any new one.
-                            for event in missed { connection.sendLine(event) }
-                            context.state.eventsSent += missed.count
+                            for event in missed { connection.sendEvent(event) }
                         }
                     }
                     return execution
@@ -108,17 +111,19 @@ extension CommandRouter {
                 }
                 return { context throws(WireError) in
                     let connection = context.connection
-                    let matching = connection.views.filter {
-                        (view == nil || $0.name == view) && (dataSource == nil || $0.dataSource == dataSource)
-                    }
+                    let matching =
+                        if let view {
+                            connection.views.all(named: view, dataSource: dataSource)
+                        } else {
+                            connection.views.filter { $0.dataSource == dataSource }
+                        }
                     if matching.isEmpty {
                         throw WireError(.notAttached, "No matching view is attached on this connection.")
                     }
                     for attachment in matching {
                         context.state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
                     }
-                    let detached = Set(matching.map(ObjectIdentifier.init))
-                    connection.views.removeAll { detached.contains(ObjectIdentifier($0)) }
+                    for attachment in matching { connection.views.remove(attachment) }
                     return Execution { writer in
                         writer.key("detached")
                         writer.value(.array(matching.map { .string($0.name) }))

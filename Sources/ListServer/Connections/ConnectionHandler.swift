@@ -21,7 +21,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     let router: CommandRouter
     private(set) var id = 0
     /// Views attached on this connection.
-    var views: [ViewSession] = []
+    var views = ConnectionViews()
     /// What the client said it is in `hello`.
     var clientName: String?
     /// Set when this connection said `hello` as a plugin.
@@ -305,14 +305,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Detaches every view of this connection from its data source.
     private func detachAllViews() {
         for attachment in views { state.dataSources[attachment.dataSource]?.detach(view: attachment.name) }
-        views = []
+        views.removeAll()
     }
 
-    /// Writes a pushed event line, unless this connection's unsent output would pass the view queue
-    /// limit: then the view gets a last `overflow` event and the connection is closed.
-    func push(_ event: ByteBuffer) {
+    /// The one way an event reaches this connection's views (every kind: changes, reloads,
+    /// `layoutChanged`, `cellUpdated`, `selectionChanged`, `dropped`, a resumed view's backlog): written
+    /// and flushed at once, counted in `stats` (`events.sent`), unless this connection's unsent output
+    /// would pass the view queue limit (`maxViewQueueBytes`): then its views get a last `overflow` event
+    /// and the connection is closed. `event` is one line with its newline (a broadcast shares one buffer
+    /// among its views).
+    func sendEvent(_ event: ByteBuffer) {
         guard let context, !closing else { return }
-        if fellBehind(adding: event.readableBytes, context: context) { return }
+        if !views.isEmpty, fellBehind(adding: event.readableBytes, context: context) { return }
         guard admitOutput(event.readableBytes, context: context) else { return }
         writePending(context: context)
         channelBytesBound += event.readableBytes
@@ -324,6 +328,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
             heldOutputChecked = channelBytesBound
             state.shedHeldOutput()
         }
+        closeIfFinished(context: context)
+    }
+
+    /// `sendEvent` for an event line built for this connection alone (without its newline).
+    func sendEvent(_ bytes: [UInt8]) {
+        guard let context, !closing else { return }
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count + 1)
+        buffer.writeBytes(bytes)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        sendEvent(buffer)
     }
 
     /// Whether `count` more bytes of events would put this connection's views `maxViewQueueBytes` behind:
@@ -372,16 +386,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// `{"event": "dropped", "dataSource", "view", "reason"?}` (the data source was dropped, or with
     /// `reason`, e.g. `access`, why else).
     func viewDropped(_ view: ViewSession, reason: String? = nil) {
-        views.removeAll { $0.name == view.name && $0.dataSource == view.dataSource }
+        views.remove(view)
         sendEvent(ViewEvent.dropped(dataSource: view.dataSource, view: view.name, reason: reason))
-    }
-
-    /// Writes an event line that is not part of a broadcast (e.g. `dropped`).
-    func sendEvent(_ bytes: [UInt8]) {
-        guard let context, !closing else { return }
-        if !views.isEmpty, fellBehind(adding: bytes.count + 1, context: context) { return }
-        sendLine(bytes)
-        state.eventsSent += 1
     }
 
     /// Writes a line that is not an event of this connection's views (a configure request to a plugin,
@@ -391,6 +397,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         write(context: context, reply: bytes)
         writePending(context: context)
         context.flush()
+        closeIfFinished(context: context)
+    }
+
+    /// A one-shot client whose input ended and whose last view just went: closes once its replies are out.
+    private func closeIfFinished(context: ChannelHandlerContext) {
         if inputClosed && views.isEmpty {
             // A one-shot client that just lost its last view: close once its replies are out.
             if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }

@@ -236,6 +236,7 @@ final class StoreFollower {
     private func compared(_ result: Result<[StoredVersion], Error>, since: Int) {
         switch result {
         case .success(let versions):
+            retryDelay = .milliseconds(200)
             var stored = Set<String>()
             var skipped = false
             for entry in versions {
@@ -314,12 +315,29 @@ final class StoreFollower {
         }
     }
 
+    /// A read of the store failed (it went away, or this connection to it broke): compares everything
+    /// again after a delay (0.2 s doubling to 5 s while reads keep failing), so a change whose notice
+    /// came while the store could not be read is not missed until the next notice.
     private func readFailed(_ error: Error, reading name: String?) {
         readFailures += 1
         logger.warning(
-            "cannot read what other instances committed; the store's next notice tries again",
-            metadata: ["dataSource": "\(name ?? "*")", "error": "\(error)"])
+            "cannot read what other instances committed; trying again", metadata: ["dataSource": "\(name ?? "*")", "error": "\(error)"])
+        guard !retryScheduled else { return }
+        retryScheduled = true
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, .seconds(5))
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        loop.scheduleTask(in: delay) {
+            let follower = bound.value
+            follower.retryScheduled = false
+            follower.compare()
+            _ = follower.loadRegistrations()
+        }
     }
+
+    /// The delay before comparing again after a failed read, and whether that comparison is scheduled.
+    private var retryDelay = TimeAmount.milliseconds(200)
+    private var retryScheduled = false
 }
 
 /// A read that runs one at a time. Asked for while it runs, it runs once more afterwards (what it

@@ -113,18 +113,16 @@ extension ServerState {
         case .dataSource(let name, _, _, let operation):
             let dataSource = dataSources[name]!
             committed.dataSource = dataSource
+            // One buffer for every view (`changes` or `layoutChanged`).
+            if let event, !dataSource.views.isEmpty {
+                var buffer = allocator.buffer(capacity: event.count + 1)
+                buffer.writeBytes(event)
+                buffer.writeInteger(UInt8(ascii: "\n"))
+                committed.broadcast = (dataSource, buffer)
+            }
             if case .setLayout = operation {
-                let views = dataSource.attachedViews
-                if let event {
-                    committed.afterReply.append { for view in views { view.connection.sendEvent(event) } }
-                }
+                // Views keep their cells; they draw them in the new layout.
             } else {
-                if let event, !dataSource.views.isEmpty {
-                    var buffer = allocator.buffer(capacity: event.count + 1)
-                    buffer.writeBytes(event)
-                    buffer.writeInteger(UInt8(ascii: "\n"))
-                    committed.broadcast = (dataSource, buffer)
-                }
                 committed.afterReply.append { [self] in
                     CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
                 }

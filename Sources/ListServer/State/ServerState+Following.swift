@@ -81,7 +81,10 @@ extension ServerState {
         var changes = JSONWriter(capacity: 64)
         changes.changes(StagedChanges(), reloadData: true)
         let event = dataSource.changesEvent(changesJSON: changes.bytes)
-        for view in dataSource.attachedViews { view.connection.sendEvent(event) }
+        var buffer = ByteBufferAllocator().buffer(capacity: event.count + 1)
+        buffer.writeBytes(event)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        broadcast(buffer, to: dataSource)
         CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
     }
 }

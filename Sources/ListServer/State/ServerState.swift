@@ -136,7 +136,7 @@ final class ServerState {
 
     /// Writes an event line to every view of `dataSource`.
     func broadcast(_ event: ByteBuffer, to dataSource: DataSource) {
-        for attachment in dataSource.attachedViews { attachment.connection.push(event) }
+        for attachment in dataSource.attachedViews { attachment.connection.sendEvent(event) }
     }
 }
 

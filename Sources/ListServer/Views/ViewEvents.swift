@@ -2,8 +2,8 @@ import DiffableCore
 import ListWire
 
 /// Every event listd sends to views, built here and only here (one line each, without its newline).
-/// `ConnectionHandler.push` and `sendEvent` deliver them: both apply the view queue limit
-/// (`maxViewQueueBytes`) and count what they deliver in `stats` (`events.sent`).
+/// `ConnectionHandler.sendEvent` delivers them all: it applies the view queue limit
+/// (`maxViewQueueBytes`) and counts what it delivers in `stats` (`events.sent`).
 enum ViewEvent {
     /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: a committed change (encoded once:
     /// written to every view, retained for resuming, stored). `changesJSON` is the encoded `changes`
