@@ -638,6 +638,18 @@ if mode == "all" || mode == "throughput" {
     appendThroughput(socket: socketPath, connections: 50, pipeline: 16, perConnection: 12_000, tag: "t4", listdPID: pid)
 }
 if mode == "all" || mode == "apply" { applyBenchmark(socket: socketPath, listdPID: pid) }
+if mode == "stall" { stallBenchmark(socket: socketPath) }
+if mode == "stall-durable" {
+    // The same with the SQLite store (--sync always) in a fresh state directory.
+    let directory = "/tmp/listd-bench-stall-\(getpid())"
+    let durableSocket = "/tmp/listd-bench-stall-\(getpid()).sock"
+    let durablePID = startListd(socket: durableSocket, storage: ["--state-directory", directory, "--sync", "always"])
+    stallBenchmark(socket: durableSocket)
+    kill(durablePID, SIGTERM)
+    var status: Int32 = 0
+    waitpid(durablePID, &status, 0)
+    _ = system("rm -rf '\(directory)'")
+}
 if mode == "all" || mode == "readback" { readBackBenchmark(socket: socketPath) }
 if mode == "all" || mode == "fanout" {
     fanOutBenchmark(socket: socketPath, views: 1_000)

@@ -74,12 +74,16 @@ public final class StateModel {
     }
 
     /// Validates `change` against the state and applies it, all or nothing. With `recordingUndo`, the
-    /// outcome carries what undoes the change (`ChangeUndo`, for `undo(_:)`).
+    /// outcome carries what undoes the change (`ChangeUndo`, for `undo(_:)`). `knownChanges` is the diff
+    /// of a `replaceSnapshot` computed beforehand against the data source as it is now (the caller
+    /// checked its version): it is taken as the outcome's changes instead of diffing again.
     ///
     /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state
     ///   copy, also when recording its undo).
-    public func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false) throws(WireError) -> ChangeOutcome {
-        var outcome = try applyChange(change, limits: limits, recordingUndo: recordingUndo)
+    public func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false, knownChanges: StagedChanges? = nil) throws(WireError)
+        -> ChangeOutcome
+    {
+        var outcome = try applyChange(change, limits: limits, recordingUndo: recordingUndo, knownChanges: knownChanges)
         if recordingUndo, outcome.undo == nil {
             switch change {
             case .createDataSource(let name, _, _): outcome.undo = ChangeUndo(step: .created(dataSource: name))
@@ -91,7 +95,9 @@ public final class StateModel {
         return outcome
     }
 
-    private func applyChange(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool) throws(WireError) -> ChangeOutcome {
+    private func applyChange(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, knownChanges: StagedChanges?) throws(WireError)
+        -> ChangeOutcome
+    {
         switch change {
         case .createDataSource(let name, let incarnation, let content):
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
@@ -117,7 +123,8 @@ public final class StateModel {
             if recordingUndo { outcome.undo = ChangeUndo(step: .dropped(dropped)) }
             return outcome
         case .dataSource(let name, let ifVersion, let creation, let operation):
-            return try apply(operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits, recordingUndo: recordingUndo)
+            return try apply(
+                operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits, recordingUndo: recordingUndo, knownChanges: knownChanges)
         case .register(let registration):
             return try register(registration, limits: limits)
         case .unregister(let name):
@@ -137,7 +144,7 @@ public final class StateModel {
 
     private func apply(
         _ operation: DataSourceOperation, to name: String, ifVersion: Int?, createAs creation: DataSourceCreation?, limits: ChangeLimits,
-        recordingUndo: Bool
+        recordingUndo: Bool, knownChanges: StagedChanges?
     ) throws(WireError) -> ChangeOutcome {
         try checkIdentifiers(of: operation, limits)
         let dataSource: DataSourceModel
@@ -165,9 +172,9 @@ public final class StateModel {
         }
         var outcome: ChangeOutcome
         if recordingUndo && !created {
-            outcome = try performRecordingUndo(operation, on: dataSource, limits: limits)
+            outcome = try performRecordingUndo(operation, on: dataSource, limits: limits, knownChanges: knownChanges)
         } else {
-            outcome = try perform(operation, on: dataSource, limits: limits)
+            outcome = try perform(operation, on: dataSource, limits: limits, knownChanges: knownChanges)
             if recordingUndo { outcome.undo = ChangeUndo(step: .created(dataSource: name)) }
         }
         if created { dataSources[name] = dataSource }
@@ -182,9 +189,9 @@ public final class StateModel {
 
     /// `perform`, keeping in the outcome what undoes it: the inverses of its snapshot edits (recorded
     /// as they are made), or the snapshot it replaced, and the parts it may set.
-    private func performRecordingUndo(_ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits) throws(WireError)
-        -> ChangeOutcome
-    {
+    private func performRecordingUndo(
+        _ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits, knownChanges: StagedChanges?
+    ) throws(WireError) -> ChangeOutcome {
         let snapshot: ChangeUndo.SnapshotBefore
         switch operation {
         case .replaceSnapshot: snapshot = .replaced(dataSource.snapshot)
@@ -193,7 +200,7 @@ public final class StateModel {
         }
         var before = dataSource.before(snapshot: snapshot)
         guard case .edited = snapshot else {
-            var outcome = try perform(operation, on: dataSource, limits: limits)
+            var outcome = try perform(operation, on: dataSource, limits: limits, knownChanges: knownChanges)
             outcome.undo = ChangeUndo(step: .changed(dataSource, before: before))
             return outcome
         }
@@ -213,7 +220,9 @@ public final class StateModel {
     }
 
     /// Performs one operation on `dataSource`; a failing operation changes nothing.
-    private func perform(_ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
+    private func perform(
+        _ operation: DataSourceOperation, on dataSource: DataSourceModel, limits: ChangeLimits, knownChanges: StagedChanges? = nil
+    ) throws(WireError) -> ChangeOutcome {
         var outcome = ChangeOutcome()
         switch operation {
         case .edit(let edit):
@@ -238,7 +247,7 @@ public final class StateModel {
                 throw WireError(.limitExceeded, "The snapshot has \(new.numberOfItems) items; the limit is \(limits.maximumItemsPerDataSource).")
             }
             try checkQuota(addingItems: new.numberOfItems - dataSource.snapshot.numberOfItems, owner: dataSource.owner, limits)
-            outcome.changes = reloadData ? StagedChanges() : new.difference(from: dataSource.snapshot)
+            outcome.changes = reloadData ? StagedChanges() : knownChanges ?? new.difference(from: dataSource.snapshot)
             outcome.reloadData = reloadData
             outcome.retired = dataSource.snapshot
             dataSource.snapshot = new

@@ -78,6 +78,8 @@ struct CommandContext {
     let state: ServerState
     let connection: ConnectionHandler
     let allocator: ByteBufferAllocator
+    /// An `apply` built and diffed off the loop (large requests), for the command to use when it applies.
+    var prepared: PreparedApply? = nil
 }
 
 /// One command: its documentation and its handler. The handler reads its arguments and returns what
@@ -130,31 +132,29 @@ struct CommandRouter: Sendable {
 
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
         connection.currentCommand = ""
-        // The one-pass decoder takes well-formed requests; anything else is parsed the reference way,
-        // which says what is wrong with it.
-        if let request = Request.decode(line: line) { return handle(request, line: line, connection: connection) }
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(line)
-        } catch {
-            let failure = WireError(.invalidJSON, "The line is not valid JSON: \(error).")
+        if line.count >= Self.largeRequestBytes, let pool = connection.state.largeRequests, let loop = connection.eventLoop {
+            return handleLarge([UInt8](line), connection: connection, pool: pool, loop: loop)
+        }
+        return handle(Self.decode(line), line: line, connection: connection)
+    }
+
+    /// Runs a decoded line (`prepared`: an `apply` built off the loop).
+    func handle(_ decoded: DecodedLine, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandOutcome {
+        switch decoded {
+        case .request(let request):
+            return handle(request, line: line, connection: connection, prepared: prepared)
+        case .notJSON(let failure):
             var outcome = fail(id: nil, failure, connection: connection)
             // A plugin that sends something other than JSON is disconnected (see "Plugin cell providers").
             outcome.afterReply = Self.afterUnreadableLine(from: connection, failure)
             return outcome
+        case .invalid(let error, let rawID):
+            return fail(id: rawID, error, connection: connection)
         }
-        var request: Request
-        do {
-            request = try Request(value)
-        } catch {
-            return fail(id: Request.rawID(in: line), error, connection: connection)
-        }
-        request.rawID = Request.rawID(in: line) ?? request.rawID
-        return handle(request, line: line, connection: connection)
     }
 
     /// Runs a decoded request (`line` is kept only for a request that must wait its turn).
-    private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
+    private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandOutcome {
         let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
@@ -179,7 +179,8 @@ struct CommandRouter: Sendable {
         if state.isShuttingDown {
             return fail(id: request.rawID, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
         }
-        let context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
+        var context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
+        context.prepared = prepared
         do {
             var arguments = request.arguments
             let run = try command.prepare(&arguments, context)

@@ -165,10 +165,17 @@ extension CommandRouter {
                 if count > limit {
                     throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(limit).")
                 }
+                let current = context.state.model.dataSources[name]
+                if let prepared = context.prepared, prepared.dataSource == name, prepared.applies(to: current) {
+                    // Built and diffed off the loop against this very version (a large request).
+                    return try commitMutation(
+                        .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(prepared.snapshot, reloadData: reloadData)),
+                        context, known: prepared.known)
+                }
                 let new: Snapshot
                 do {
                     // Built on the current snapshot (when there is one): the items kept are hashed once.
-                    if let current = context.state.model.dataSources[name]?.snapshot {
+                    if let current = current?.snapshot {
                         new = try Snapshot(sections, reusing: current)
                     } else {
                         new = try Snapshot(sections)
@@ -229,8 +236,8 @@ extension CommandRouter {
 
     /// Commits a change to a data source's snapshot or outlines and replies with its new version, its
     /// staged changes and any warnings.
-    static func commitMutation(_ change: StateChange, _ context: CommandContext) throws(WireError) -> Execution {
-        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator)
+    static func commitMutation(_ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil) throws(WireError) -> Execution {
+        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator, known: known)
         let outcome = committed.outcome
         let changesJSON = committed.changesJSON
         return committed.execution { writer in

@@ -357,14 +357,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         return false
     }
 
-    /// Keeps `value` alive until a later turn of the event loop (after this read burst's replies are
-    /// flushed), then lets it go.
-    func releaseLater<Value>(_ value: Value) {
-        guard let loop = context?.eventLoop else { return }
-        let box = NIOLoopBound(value, eventLoop: loop)
-        loop.execute { _ = box }
-    }
-
     /// Tells the client the server is stopping (views get a `shutdown` event), then closes.
     func shutDown() {
         guard let context, !closing else { return }

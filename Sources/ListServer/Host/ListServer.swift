@@ -43,8 +43,12 @@ public final class ListServer: Sendable {
         let opened = try StateStorage.open(configuration.storage, retainVersions: configuration.changeLogVersions, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
+        // Large requests are decoded and prepared here, beside the loop (see LargeRequests.swift).
+        let largeRequests = NIOThreadPool(numberOfThreads: 1)
+        largeRequests.start()
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
+            state.largeRequests = largeRequests
             if let (opened, loaded) = opened {
                 try state.model.load(loaded)
                 for stored in loaded.dataSources {
@@ -308,6 +312,9 @@ public final class ListServer: Sendable {
         }
         if let (writer, background, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.background, $0.store) } }).get() {
             await CommitPipeline.close(writer: writer!, background: background, store: store)
+        }
+        if let largeRequests = try? await channel.eventLoop.submit({ state.value.largeRequests }).get() {
+            try? await largeRequests.shutdownGracefully()
         }
         // Plugins last: the views drained above may still have needed them.
         let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000

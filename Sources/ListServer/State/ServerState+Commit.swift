@@ -65,12 +65,15 @@ extension ServerState {
     /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
         _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
-        storedEvent: [UInt8]? = nil
+        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
         let recordingUndo = pipeline != nil && !followed
-        let outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo)
+        var outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, knownChanges: known?.changes)
+        // The replaced snapshot is freed off the loop (nothing else may keep it: the outcome lets it go).
+        let retired = outcome.retired.map(Releasing.init)
+        outcome.retired = nil
         if !followed, let follower { follower.touched(change.dataSourceName) }
         var committed = Committed(outcome: outcome)
         // A data-source change's event line: sent to the views, retained for views that resume, stored.
@@ -82,6 +85,9 @@ extension ServerState {
                 event = storedEvent  // the committing instance's line, the same bytes this one would make
             } else if case .setLayout = operation {
                 event = Self.layoutChangedEvent(dataSource)
+            } else if let known {
+                committed.changesJSON = known.json
+                if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) { event = dataSource.changesEvent(changesJSON: known.json) }
             } else if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) {
                 var changes = JSONWriter(capacity: 192)
                 changes.changes(outcome.changes, reloadData: outcome.reloadData)
@@ -127,8 +133,8 @@ extension ServerState {
                     CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
                 }
             }
-            if let retired = outcome.retired, let connection {
-                committed.afterReply.append { connection.releaseLater(retired) }
+            if let retired {
+                committed.afterReply.append { [self] in releaseOffLoop(retired) }
             }
         case .register:
             break

@@ -5,6 +5,7 @@ import ListStore
 import ListWire
 import Logging
 import NIOCore
+import NIOPosix
 
 /// All the state of a running server. Confined to its one event loop: every command runs there, in
 /// the order its bytes arrived, so each data source's versions are a total order without locks.
@@ -15,6 +16,8 @@ final class ServerState {
     let startedAt = ContinuousClock.now
     /// The state that lasts (data sources, registrations): changed only through `commit`.
     let model = StateModel()
+    /// The thread large requests are decoded and prepared on (see LargeRequests.swift); none in process.
+    var largeRequests: NIOThreadPool?
     /// Writes committed changes to the store (none with `--ephemeral`).
     var pipeline: CommitPipeline?
     /// The opened state directory and store (none with `--ephemeral`).

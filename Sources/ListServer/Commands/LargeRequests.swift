@@ -1,0 +1,163 @@
+import DiffableCore
+import ListStore
+import ListWire
+import NIOCore
+import NIOPosix
+
+/// Large requests do their heavy, pure work off the event loop, so one client's 1M-item snapshot does
+/// not stall everyone else's requests.
+///
+/// A line of at least `CommandRouter.largeRequestBytes` is decoded on the large-request thread. An
+/// `apply` then also builds its snapshot, diffs it against the data source as it was when the work
+/// started, and encodes the changes there; back on the loop, the command commits that result in O(1)
+/// when the data source is still at that version (else it does the work again on the loop, as for a
+/// small request). Meanwhile the connection's later requests wait their turn (replies stay in order);
+/// other connections are served. The snapshot an `apply` replaces is freed on that thread too.
+extension CommandRouter {
+    /// Lines this long are decoded off the event loop.
+    static let largeRequestBytes = 256 << 10
+
+    /// What reading a request line gave.
+    enum DecodedLine: Sendable {
+        case request(Request)
+        /// Not JSON at all (a plugin sending this is disconnected).
+        case notJSON(WireError)
+        /// JSON, but not a request.
+        case invalid(WireError, rawID: [UInt8]?)
+    }
+
+    /// Decodes a line: the one-pass decoder for well-formed requests, else the reference parser, which
+    /// says what is wrong. Pure: runs on any thread.
+    static func decode(_ line: UnsafeRawBufferPointer) -> DecodedLine {
+        if let request = Request.decode(line: line) { return .request(request) }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            return .notJSON(WireError(.invalidJSON, "The line is not valid JSON: \(error)."))
+        }
+        do throws(WireError) {
+            var request = try Request(value)
+            request.rawID = Request.rawID(in: line) ?? request.rawID
+            return .request(request)
+        } catch {
+            return .invalid(error, rawID: Request.rawID(in: line))
+        }
+    }
+
+    /// Runs a large line: decoded (and, for `apply`, prepared) on `pool`, then run on the loop.
+    func handleLarge(_ line: [UInt8], connection: ConnectionHandler, pool: NIOThreadPool, loop: EventLoop) -> CommandOutcome {
+        let deferred = Deferred<CommandOutcome>()
+        let waiting = NIOLoopBound((connection, deferred), eventLoop: loop)
+        let router = self
+        pool.runIfActive(eventLoop: loop) { () -> (DecodedLine, ApplyInput?) in
+            let decoded = line.withUnsafeBytes { Self.decode($0) }
+            guard case .request(let request) = decoded else { return (decoded, nil) }
+            return (decoded, ApplyInput(request))
+        }.whenComplete { result in
+            let (connection, deferred) = waiting.value
+            guard case .success(let (decoded, input)) = result else {
+                // The thread is stopping (listd is): do it here.
+                return deferred.resolve(line.withUnsafeBytes { router.handle(line: $0, connection: connection) })
+            }
+            guard let input, let job = input.job(state: connection.state) else {
+                return deferred.resolve(line.withUnsafeBytes { router.handle(decoded, line: $0, connection: connection) })
+            }
+            pool.runIfActive(eventLoop: loop) { try job.run() }.whenComplete { prepared in
+                let (connection, deferred) = waiting.value
+                deferred.resolve(line.withUnsafeBytes { router.handle(decoded, line: $0, connection: connection, prepared: try? prepared.get()) })
+            }
+        }
+        return CommandOutcome(reply: [], deferred: deferred)
+    }
+}
+
+/// An `apply` request's snapshot argument, read off the loop.
+struct ApplyInput: Sendable {
+    let dataSource: String
+    let sections: [(section: Section, items: [Item])]
+    let reloadData: Bool
+
+    /// `nil` unless `request` is an `apply` whose arguments read well (any problem is reported by the
+    /// command itself, on the loop).
+    init?(_ request: Request) {
+        guard request.command == "apply", case .string(let name)? = request.arguments.members["dataSource"] else { return nil }
+        var arguments = request.arguments
+        guard let sections = try? arguments.snapshot("snapshot") else { return nil }
+        dataSource = name
+        self.sections = sections
+        reloadData = request.arguments.members["reloadData"] == .bool(true)
+    }
+
+    /// The work against the data source as it is now (on the loop): `nil` when the command would refuse
+    /// the snapshot before building it (over the item limit).
+    func job(state: ServerState) -> ApplyJob? {
+        let count = sections.reduce(0) { $0 + $1.items.count }
+        guard count <= state.configuration.maximumItemsPerDataSource else { return nil }
+        let base = state.model.dataSources[dataSource].map {
+            ApplyJob.Base(snapshot: $0.snapshot, version: $0.version, incarnation: $0.incarnation)
+        }
+        return ApplyJob(input: self, base: base)
+    }
+}
+
+/// Builds an `apply`'s snapshot and its diff against `base` (off the loop).
+struct ApplyJob: Sendable {
+    struct Base: Sendable {
+        let snapshot: Snapshot
+        let version: Int
+        let incarnation: String
+    }
+
+    let input: ApplyInput
+    let base: Base?
+
+    func run() throws -> PreparedApply {
+        let new = try base.map { try Snapshot(input.sections, reusing: $0.snapshot) } ?? Snapshot(input.sections)
+        let changes = input.reloadData ? StagedChanges() : new.difference(from: base?.snapshot ?? Snapshot())
+        var writer = JSONWriter(capacity: 192)
+        writer.changes(changes, reloadData: input.reloadData)
+        return PreparedApply(
+            dataSource: input.dataSource, baseVersion: base?.version, baseIncarnation: base?.incarnation, snapshot: new,
+            known: KnownChanges(changes: changes, json: writer.bytes))
+    }
+}
+
+/// An `apply` built and diffed off the loop, valid while the data source is at `baseVersion` of
+/// `baseIncarnation` (both `nil`: it did not exist).
+struct PreparedApply: Sendable {
+    let dataSource: String
+    let baseVersion: Int?
+    let baseIncarnation: String?
+    let snapshot: Snapshot
+    let known: KnownChanges
+
+    /// Whether it still applies to `current` (the data source now).
+    func applies(to current: DataSourceModel?) -> Bool {
+        current?.version == baseVersion && current?.incarnation == baseIncarnation
+    }
+}
+
+/// A diff computed before the commit, with its encoding (the reply and the event use it as it is).
+struct KnownChanges: Sendable {
+    let changes: StagedChanges
+    let json: [UInt8]
+}
+
+/// Holds a value until `drop()` (a large snapshot, so that the thread that drops it frees it).
+final class Releasing<Value>: @unchecked Sendable {
+    private var value: Value?
+
+    init(_ value: Value) { self.value = value }
+
+    func drop() { value = nil }
+}
+
+extension ServerState {
+    /// Frees what `box` holds on the large-request thread (here at once when there is none): freeing a
+    /// replaced 1M-item snapshot takes time the loop need not spend.
+    func releaseOffLoop<Value>(_ box: Releasing<Value>) {
+        guard let pool = largeRequests else { return box.drop() }
+        pool.submit { _ in box.drop() }
+    }
+}
