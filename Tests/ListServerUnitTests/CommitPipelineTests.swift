@@ -89,7 +89,7 @@ private final class DurableState: @unchecked Sendable {
     /// a test blocks no task), then ends the loop.
     func close() throws {
         let (writer, background) = try onLoop { _, pipeline in (pipeline.writer!, pipeline.background) }
-        try background.syncShutdownGracefully()
+        try background?.syncShutdownGracefully()
         try writer.perform { [store] in try store.sync() }.wait()
         let ended = DispatchSemaphore(value: 0)
         writer.shutdown { ended.signal() }

@@ -35,7 +35,16 @@ final class FaultInjectingStore: Store, @unchecked Sendable {
         inner = try SQLiteStore(path: directory + "/listd.sqlite3", sync: .always)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// The same database again, as a restarted listd opens it (after `other` was closed).
+    init(reopening other: FaultInjectingStore) throws {
+        directory = other.directory
+        ownsDirectory = false
+        inner = try SQLiteStore(path: directory + "/listd.sqlite3", sync: .always)
+    }
+
+    private var ownsDirectory = true
+
+    deinit { if ownsDirectory { try? FileManager.default.removeItem(atPath: directory) } }
 
     /// The next `count` calls of `step` fail.
     func fail(_ step: Step, next count: Int = 1) { lock.withLock { failNext[step, default: 0] += count } }

@@ -6,11 +6,14 @@ import Logging
 import NIOCore
 import NIOEmbedded
 
-/// An ephemeral listd server without a socket or threads, for fuzzers and tests outside this module.
+/// A listd server without a socket or threads, for fuzzers and tests outside this module.
 ///
 /// Its connections run the same pipeline a socket connection runs (the line framer, then
-/// `ConnectionHandler` with `CommandRouter.shared`) in an `EmbeddedChannel`, so every request takes the
-/// real command path down to the state layer; everything happens synchronously on the caller's thread.
+/// `ConnectionHandler` with `CommandRouter.shared`) in `EmbeddedChannel`s on one embedded event loop,
+/// so every request takes the real command path down to the state layer; everything happens
+/// synchronously on the caller's thread. Ephemeral, or over a `Store` (the commit pipeline then writes
+/// on the loop itself, `InlineWriter`: a mutation's reply comes once its group is written, as in
+/// listd, and a failed write is undone as in listd).
 ///
 /// ```swift
 /// let server = InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")))
@@ -21,19 +24,43 @@ import NIOEmbedded
 /// Not thread-safe: use a server and its connections from one thread.
 public final class InProcessServer {
     let state: ServerState
+    let loop = EmbeddedEventLoop()
 
-    /// A server with `configuration`'s limits. Its storage must be `.ephemeral` (nothing is written);
+    /// An ephemeral server with `configuration`'s limits (its storage is ignored: nothing is written);
     /// the listener, `demo` and plugins are ignored. Logging goes nowhere unless `logger` is given.
     public init(configuration: ServerConfiguration, logger: Logger? = nil) {
-        precondition(configuration.storage == .ephemeral, "an in-process server is ephemeral")
         let logger = logger ?? Logger(label: "listd.in-process", factory: { _ in SwiftLogNoOpLogHandler() })
         state = ServerState(configuration: configuration, logger: logger)
     }
 
+    /// A durable server: serves what `store` holds and writes every change to it.
+    public convenience init(configuration: ServerConfiguration, store: Store, logger: Logger? = nil) throws {
+        self.init(configuration: configuration, logger: logger)
+        let state = self.state
+        try state.serve(store.load())
+        let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger, inline: true) {
+            [unowned state] undos, touched, registrations in
+            state.undo(undos, dataSources: touched, registrations: registrations)
+        }
+        state.pipeline = pipeline
+    }
+
+    /// Writes what is open, syncs and closes the store (a durable server); the server is not used after.
+    public func closeStore() {
+        guard let pipeline = state.pipeline else { return }
+        loop.run()
+        pipeline.writer.shutdown {}
+        try? pipeline.store.sync()
+        pipeline.store.close()
+    }
+
+    /// Whether every change is written (or undone): no mutation is in flight.
+    public var isIdle: Bool { state.pipeline?.isIdle ?? true }
+
     /// A new client connection, connected and active, as `identity` (default: the process's own, which
     /// the access policy treats as an administrator).
     public func connect(as identity: PeerIdentity? = nil) throws -> InProcessConnection {
-        try InProcessConnection(state: state, identity: identity)
+        try InProcessConnection(state: state, loop: loop, identity: identity)
     }
 
     /// Every data source's incarnation and version, by name.
@@ -85,11 +112,12 @@ public struct DataSourceVersion: Equatable, Sendable {
 
 /// One client connection of an `InProcessServer`.
 public final class InProcessConnection {
-    private let channel = EmbeddedChannel()
+    private let channel: EmbeddedChannel
     /// Written bytes after the last newline (none while every write is whole lines).
     private var partial: [UInt8] = []
 
-    init(state: ServerState, identity: PeerIdentity?) throws {
+    init(state: ServerState, loop: EmbeddedEventLoop, identity: PeerIdentity?) throws {
+        channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, identity: identity))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }

@@ -29,9 +29,10 @@ import NIOPosix
 final class CommitPipeline {
     let store: Store
     private let loop: EventLoop
-    private(set) var writer: GroupWriter!
-    /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes.
-    let background: NIOThreadPool
+    private(set) var writer: StoreWriting!
+    /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes (none inline:
+    /// then that work runs as tasks of the loop).
+    let background: NIOThreadPool?
     private let logger: Logger
 
     /// A write failed because another instance committed first: every request waits until the undone
@@ -95,8 +96,10 @@ final class CommitPipeline {
         var undo: ChangeUndo?
     }
 
+    /// - Parameter inline: write on the loop itself (`InlineWriter`, for an in-process server on an
+    ///   embedded loop) instead of on a writer thread with a background thread beside it.
     init(
-        store: Store, model: StateModel, loop: EventLoop, logger: Logger,
+        store: Store, model: StateModel, loop: EventLoop, logger: Logger, inline: Bool = false,
         undoInMemory: @escaping ([ChangeUndo], Set<String>, Bool) -> Void
     ) {
         self.store = store
@@ -104,13 +107,32 @@ final class CommitPipeline {
         self.loop = loop
         self.logger = logger
         self.undoInMemory = undoInMemory
-        background = NIOThreadPool(numberOfThreads: 1)
+        if inline {
+            background = nil
+            let unowned = UnownedPipeline(self)
+            writer = InlineWriter(store: store, loop: loop) { report in unowned.pipeline.written(report) }
+            return
+        }
+        let background = NIOThreadPool(numberOfThreads: 1)
         background.start()
         // Encoding a large checkpoint takes a while; on a small machine it must not take the CPU from
         // the event loop or the writer (a writer waiting for a core is a request waiting for its reply).
         background.submit { _ in _ = listd_set_thread_niceness(10) }
+        self.background = background
         let bound = NIOLoopBound(self, eventLoop: loop)
         writer = GroupWriter(store: store, loop: loop) { report in bound.value.written(report) }
+    }
+
+    /// The pipeline, for the inline writer that belongs to it (no cycle).
+    private final class UnownedPipeline {
+        unowned let pipeline: CommitPipeline
+        init(_ pipeline: CommitPipeline) { self.pipeline = pipeline }
+    }
+
+    /// Runs `body` on the background thread (inline: as a task of the loop); completes on the loop.
+    private func offload<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
+        guard let background else { return loop.submit(body) }
+        return background.runIfActive(eventLoop: loop, body)
     }
 
     /// Starts the once-a-second sync of the `periodic` mode. On the event loop.
@@ -343,7 +365,7 @@ final class CommitPipeline {
             let covered = bytes
             let bound = NIOLoopBound(self, eventLoop: loop)
             let writer = self.writer!
-            background.runIfActive(eventLoop: loop) { StateCoding.encode(content) }.flatMap { encoded in
+            offload { StateCoding.encode(content) }.flatMap { encoded in
                 bound.value.whenDurable(durableFirst).map { encoded }
             }.flatMap { encoded in
                 let checkpoint = CheckpointBox(
@@ -404,7 +426,7 @@ final class CommitPipeline {
         maintaining = true
         let store = self.store
         let bound = NIOLoopBound(self, eventLoop: loop)
-        background.runIfActive(eventLoop: loop) { () throws in try store.maintain() }.whenComplete { result in
+        offload { () throws in try store.maintain() }.whenComplete { result in
             bound.value.maintaining = false
             if case .failure(let error) = result {
                 bound.value.logger.warning("storage upkeep failed", metadata: ["error": "\(error)"])
@@ -434,10 +456,10 @@ final class CommitPipeline {
     var isIdle: Bool { inFlight.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
-    static func close(writer: GroupWriter, background: NIOThreadPool, store: Store) async {
-        try? await background.shutdownGracefully()
+    static func close(writer: StoreWriting, background: NIOThreadPool?, store: Store) async {
+        try? await background?.shutdownGracefully()
         _ = try? await writer.perform { try store.sync() }.get()
-        await writer.shutdown()
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in writer.shutdown { stopped.resume() } }
         store.close()
     }
 }

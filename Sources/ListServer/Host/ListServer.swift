@@ -50,12 +50,7 @@ public final class ListServer: Sendable {
             let state = ServerState(configuration: configuration, logger: logger)
             state.largeRequests = largeRequests
             if let (opened, loaded) = opened {
-                try state.model.load(loaded)
-                for stored in loaded.dataSources {
-                    let dataSource = state.makeDataSource(state.model.dataSources[stored.name]!)
-                    for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
-                    state.dataSources[stored.name] = dataSource
-                }
+                try state.serve(loaded)
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
                 let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, registrations in

@@ -179,6 +179,17 @@ extension ServerState {
         }
     }
 
+    /// Loads what a store holds into the (empty) state at start-up and serves it, with the events
+    /// the store kept for views that resume.
+    func serve(_ loaded: StoredState) throws(StorageError) {
+        try model.load(loaded)
+        for stored in loaded.dataSources {
+            let dataSource = makeDataSource(model.dataSources[stored.name]!)
+            for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
+            dataSources[stored.name] = dataSource
+        }
+    }
+
     /// Starts serving a data source the model just created.
     private func serve(_ name: String) -> DataSource {
         let dataSource = makeDataSource(model.dataSources[name]!)
