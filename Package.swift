@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "ListLayout", targets: ["ListLayout"]),
         // The state that lasts (the fuzzer sets its quotas), and who may do what.
         .library(name: "ListStore", targets: ["ListStore"]),
+        // The embedded store (the fuzzer's durable mode writes one).
+        .library(name: "ListStoreSQLite", targets: ["ListStoreSQLite"]),
         .library(name: "ListAccess", targets: ["ListAccess"]),
         // The daemon's engine; its InProcessServer serves the fuzzer (Fuzz/).
         .library(name: "ListServer", targets: ["ListServer"]),

@@ -48,7 +48,8 @@ final class Session {
     /// - Parameter asAnotherUser: the input's requests come from uid 1000, an ordinary user, and root owns
     ///   data source "d" (a section, two items, a view) and registration "r" before the first line: the
     ///   generator's favourite names, so most requests meet the access policy and the per-user quotas.
-    init(asAnotherUser: Bool = false) {
+    /// - Parameter store: a durable server over it (see `FlakyStore`); ephemeral when `nil`.
+    init(asAnotherUser: Bool = false, store: FlakyStore? = nil) {
         var configuration = ServerConfiguration(listener: .path("/unused"))
         configuration.maximumLineBytes = Self.maximumLineBytes
         configuration.maximumItemsPerDataSource = 20_000
@@ -56,7 +57,16 @@ final class Session {
         configuration.maximumDataSources = 64
         configuration.maximumRegistrations = 64
         configuration.quota = OwnerQuota(maximumDataSources: 3, maximumItems: 200, maximumRegistrations: 2)
-        server = InProcessServer(configuration: configuration)
+        self.store = store
+        if let store {
+            do {
+                server = try InProcessServer(configuration: configuration, store: store)
+            } catch {
+                violation("the durable server does not start: \(error)", request: [])
+            }
+        } else {
+            server = InProcessServer(configuration: configuration)
+        }
         checker = try! server.connect()
         guard asAnotherUser else {
             client = try! server.connect()
@@ -77,6 +87,30 @@ final class Session {
     deinit {
         client.close()
         checker.close()
+        server.closeStore()
+    }
+
+    /// The durable mode's store.
+    private let store: FlakyStore?
+    /// Lines since the store was last compared with the state served.
+    private var linesSinceStoreCheck = 0
+
+    /// With a store: every change is written or undone once a line's replies are out, and (every 8
+    /// lines and at the end) the store holds exactly the state served: nothing acknowledged is lost and
+    /// nothing undone is kept.
+    private func checkStore(after line: [UInt8], always: Bool = false) {
+        guard let store else { return }
+        if !server.isIdle { violation("a change is still in flight after its line was answered", request: line) }
+        linesSinceStoreCheck += 1
+        guard always || linesSinceStoreCheck >= 8 else { return }
+        linesSinceStoreCheck = 0
+        let stored: [UInt8]
+        do {
+            stored = try store.storedEncoding()
+        } catch {
+            violation("the store cannot be read back: \(error)", request: line)
+        }
+        if stored != server.stateEncoding { violation("the store does not hold the state served", request: line) }
     }
 
     /// Sends one request line (a newline is added) on the client connection and checks the invariants.
@@ -116,6 +150,7 @@ final class Session {
             }
         }
         checkState(after: line)
+        checkStore(after: line)
     }
 
     /// Lets deferred replies come due (plugin deadlines); then every request must have been answered.
@@ -130,6 +165,7 @@ final class Session {
         }
         if client.isOpen && unanswered != 0 { violation("\(unanswered) requests were never answered", request: []) }
         checkQueries()
+        checkStore(after: [], always: true)
         if client.unterminatedOutputBytes != 0 { violation("an unterminated output line", request: []) }
     }
 

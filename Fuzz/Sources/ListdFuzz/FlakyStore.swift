@@ -1,0 +1,81 @@
+import DiffableCore
+import ListServer
+import ListStore
+import ListStoreSQLite
+import ListWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The fuzzer's durable mode: a real SQLite store in a fresh private directory whose writes fail on a
+/// schedule the input picks (`plan`, bits 3–5 of the mode byte): every `plan + 2`-th write fails, and
+/// with plan 7 the read a failed write's probe makes fails too, so listd also refuses changes for a
+/// while. Everything runs on the fuzzer's thread (the in-process server writes inline).
+final class FlakyStore: Store, @unchecked Sendable {
+    private let inner: SQLiteStore
+    private let directory: String
+    private let failEvery: Int
+    private let failsReads: Bool
+    private var writes = 0
+    private var probes = 0
+
+    init(plan: UInt8) {
+        var template = Array("/tmp/listd-fuzz-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { violation("cannot make a state directory", request: []) }
+        directory = String(cString: made)
+        failEvery = Int(plan & 7) + 2
+        failsReads = plan & 7 == 7
+        do {
+            inner = try SQLiteStore(path: directory + "/listd.sqlite3", sync: .periodic)
+        } catch {
+            violation("cannot open a SQLite store: \(error)", request: [])
+        }
+    }
+
+    deinit {
+        for name in ["listd.sqlite3", "listd.sqlite3-wal", "listd.sqlite3-shm"] { unlink(directory + "/" + name) }
+        rmdir(directory)
+    }
+
+    /// The stored state in `InProcessServer.stateEncoding`'s form.
+    func storedEncoding() throws -> [UInt8] {
+        let model = StateModel()
+        try model.load(try inner.load())
+        var bytes: [UInt8] = []
+        for name in model.dataSources.keys.sorted() {
+            let dataSource = model.dataSources[name]!
+            bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
+            bytes += StateCoding.encode(dataSource.content)
+            bytes.append(0x0A)
+        }
+        for name in model.registrationOrder {
+            if let registration = model.registrations[name] { bytes += StateCoding.encode(registration) }
+            bytes.append(0x0A)
+        }
+        return bytes
+    }
+
+    var kind: String { "sqlite" }
+    func load() throws(StorageError) -> StoredState { try inner.load() }
+
+    func load(dataSources names: Set<String>, registrations: Bool) throws(StorageError) -> StoredState {
+        probes += 1
+        if failsReads && probes % 2 == 1 { throw StorageError(.io, "injected read failure") }
+        return try inner.load(dataSources: names, registrations: registrations)
+    }
+
+    func write(_ records: [StoreRecord]) throws(StorageError) {
+        writes += 1
+        if writes % failEvery == 0 { throw StorageError(.io, "injected write failure") }
+        try inner.write(records)
+    }
+
+    func writeCheckpoint(_ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress { try inner.writeCheckpoint(&checkpoint) }
+    func backup() throws(StorageError) -> [UInt8] { try inner.backup() }
+    func sync() throws(StorageError) { try inner.sync() }
+    var needsMaintenance: Bool { false }
+    func maintain() throws(StorageError) {}
+    func idle() {}
+    func close() { inner.close() }
+}
