@@ -11,7 +11,8 @@ import ListLayout
 /// an outage. `StateModel.undo(_:)` applies them; each is valid only while every later change was
 /// undone before it.
 public struct ChangeUndo: Sendable {
-    enum Step: @unchecked Sendable {
+    /// Indirect: an undo is one reference wherever an outcome is copied.
+    indirect enum Step: @unchecked Sendable {
         /// Nothing changed (an identical registration existed).
         case nothing
         /// The change created the data source: undoing it forgets it.

@@ -83,21 +83,6 @@ public final class StateModel {
     public func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false, knownChanges: StagedChanges? = nil) throws(WireError)
         -> ChangeOutcome
     {
-        var outcome = try applyChange(change, limits: limits, recordingUndo: recordingUndo, knownChanges: knownChanges)
-        if recordingUndo, outcome.undo == nil {
-            switch change {
-            case .createDataSource(let name, _, _): outcome.undo = ChangeUndo(step: .created(dataSource: name))
-            case .register(let registration):
-                outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing)
-            default: break  // the others set it where they have what it needs
-            }
-        }
-        return outcome
-    }
-
-    private func applyChange(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, knownChanges: StagedChanges?) throws(WireError)
-        -> ChangeOutcome
-    {
         switch change {
         case .createDataSource(let name, let incarnation, let content):
             if dataSources[name] != nil { throw WireError(.dataSourceExists, "Data source \"\(name)\" already exists.") }
@@ -111,6 +96,7 @@ public final class StateModel {
             var outcome = ChangeOutcome()
             outcome.version = content.version
             outcome.createdDataSource = true
+            if recordingUndo { outcome.undo = ChangeUndo(step: .created(dataSource: name)) }
             return outcome
         case .dropDataSource(let name):
             guard let dropped = dataSources.removeValue(forKey: name) else {
@@ -126,7 +112,9 @@ public final class StateModel {
             return try apply(
                 operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits, recordingUndo: recordingUndo, knownChanges: knownChanges)
         case .register(let registration):
-            return try register(registration, limits: limits)
+            var outcome = try register(registration, limits: limits)
+            if recordingUndo { outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing) }
+            return outcome
         case .unregister(let name):
             guard let removed = registrations.removeValue(forKey: name) else {
                 throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")

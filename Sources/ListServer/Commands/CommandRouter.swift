@@ -135,6 +135,8 @@ struct CommandRouter: Sendable {
         if line.count >= Self.largeRequestBytes, let pool = connection.state.largeRequests, let loop = connection.eventLoop {
             return handleLarge([UInt8](line), connection: connection, pool: pool, loop: loop)
         }
+        // The one-pass decoder takes well-formed requests (the path every small request takes).
+        if let request = Request.decode(line: line) { return handle(request, line: line, connection: connection) }
         return handle(Self.decode(line), line: line, connection: connection)
     }
 

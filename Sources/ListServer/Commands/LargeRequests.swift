@@ -124,13 +124,22 @@ struct ApplyJob: Sendable {
 }
 
 /// An `apply` built and diffed off the loop, valid while the data source is at `baseVersion` of
-/// `baseIncarnation` (both `nil`: it did not exist).
-struct PreparedApply: Sendable {
+/// `baseIncarnation` (both `nil`: it did not exist). A class: every command's context carries one
+/// reference, usually `nil`.
+final class PreparedApply: Sendable {
     let dataSource: String
     let baseVersion: Int?
     let baseIncarnation: String?
     let snapshot: Snapshot
     let known: KnownChanges
+
+    init(dataSource: String, baseVersion: Int?, baseIncarnation: String?, snapshot: Snapshot, known: KnownChanges) {
+        self.dataSource = dataSource
+        self.baseVersion = baseVersion
+        self.baseIncarnation = baseIncarnation
+        self.snapshot = snapshot
+        self.known = known
+    }
 
     /// Whether it still applies to `current` (the data source now).
     func applies(to current: DataSourceModel?) -> Bool {
