@@ -49,13 +49,13 @@ public final class StateModel {
         usageByOwner = usage
     }
 
-    private func adjustBytes(of owner: UInt32, by delta: Int) {
+    func adjustBytes(of owner: UInt32, by delta: Int) {
         guard delta != 0 else { return }
         let bytes = (bytesByOwner[owner] ?? 0) + delta
         bytesByOwner[owner] = bytes == 0 ? nil : bytes
     }
 
-    private func adjustUsage(of owner: UInt32, dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
+    func adjustUsage(of owner: UInt32, dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
         var usage = usageByOwner[owner] ?? OwnerUsage()
         usage.dataSources += dataSources
         usage.items += items
@@ -326,7 +326,7 @@ public final class StateModel {
     /// Refuses a change that would store `new` bytes where `old` are now, for a user whose stored bytes
     /// would pass `maxBytesPerUser` (only growing is refused; a change whose size is not known before it
     /// runs passes `1` for "some", so a user at the quota may only remove).
-    private func checkBytes(replacing old: Int, with new: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
+    func checkBytes(replacing old: Int, with new: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.quota.maximumBytes
         guard new > old, OwnerQuota.applies(to: owner), limit < .max else { return }
         let stored = storedBytes(of: owner)
@@ -338,7 +338,7 @@ public final class StateModel {
     }
 
     /// `owner` may own `addedItems` more items (`maxItemsPerUser`).
-    private func checkQuota(addingItems addedItems: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
+    func checkQuota(addingItems addedItems: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
         let limit = limits.quota.maximumItems
         guard addedItems > 0, limit < .max, OwnerQuota.applies(to: owner) else { return }
         let owned = usage(of: owner).items

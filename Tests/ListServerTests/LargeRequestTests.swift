@@ -94,6 +94,50 @@ import Testing
         #expect(try connection.request(["cmd": "snapshot", "dataSource": "big"]).errorCode == "data-source-not-found", "nothing was applied")
     }
 
+    /// Outline changes of a data source of 50,000 items or more are worked out off the loop: the view's
+    /// events replay to the served snapshot, a change made meanwhile is not lost, and what was stored
+    /// is what a restart serves.
+    @Test func outlineChangesOfALargeDataSource() throws {
+        let state = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        var daemon: Daemon? = try Daemon(arguments: ["--state-directory", state + "/state"])
+        let writer = try daemon!.connect()
+        let parents = 6_000
+        let outline: [JSONValue] = (0..<parents).map { parent in
+            ["id": .string("p\(parent)"), "children": .array((0..<9).map { .string("c\(parent)-\($0)") })]
+        }
+        _ = try writer.request(["cmd": "applySectionSnapshot", "dataSource": "tree", "section": "s", "snapshot": ["items": .array(outline)]]).result()
+        let viewer = try daemon!.connect()
+        var mirror = try mirrorSnapshot(try viewer.request(["cmd": "attach", "dataSource": "tree"]).result()["sections"]!)
+        let other = try daemon!.connect()
+        var version = 1
+        func follow() throws {
+            let served = try writer.request(["cmd": "snapshot", "dataSource": "tree"]).result()
+            while version < served["version"]!.intValue! {
+                let event = try #require(try viewer.readJSON(timeout: .seconds(60)))
+                #expect(event["version"] == .int(version + 1))
+                try mirror.apply(WireDecoding.changes(event["changes"]!))
+                version += 1
+            }
+            #expect(mirror == (try mirrorSnapshot(served["sections"]!)), "the view's events replay to the served snapshot")
+        }
+        let all: [JSONValue] = (0..<parents).map { .string("p\($0)") }
+        let expanded = try writer.request(["cmd": "expand", "dataSource": "tree", "section": "s", "items": .array(all)]).result()
+        #expect(expanded["version"] == 2)
+        try follow()
+        #expect(mirror.numberOfItems == parents * 10)
+        // A collapse while another connection appends a section: both land, in some order.
+        try writer.send(["cmd": "collapse", "dataSource": "tree", "section": "s", "items": .array(Array(all[..<3_000])), "id": 1])
+        _ = try other.request(["cmd": "appendSections", "dataSource": "tree", "sections": ["later"]]).result()
+        #expect(try writer.readJSON(timeout: .seconds(60))?["ok"] == true)
+        try follow()
+        #expect(mirror.numberOfItems == parents * 10 - 3_000 * 9)
+        let before = try writer.request(["cmd": "sectionSnapshot", "dataSource": "tree", "section": "s"]).result()
+        try daemon!.stop()
+        daemon = try Daemon(arguments: ["--state-directory", state + "/state"])
+        #expect(try daemon!.request(["cmd": "sectionSnapshot", "dataSource": "tree", "section": "s"]).result() == before, "the store has it")
+    }
+
     /// Requests sent after a large one on the same connection are answered after it, in order.
     @Test func laterRequestsOfTheConnectionAreAnsweredInOrder() throws {
         let daemon = try Daemon()

@@ -188,10 +188,6 @@ struct CommandRouter: Sendable {
             let run = try command.prepare(&arguments, context)
             try arguments.finish()
             let execution = try Self.run(run, context: context, request: request)
-            if let deferred = execution.deferred {
-                let id = request.rawID
-                return CommandOutcome(reply: [], deferred: deferred.map { Self.outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
-            }
             return Self.outcome(id: request.rawID, execution)
         } catch {
             return fail(id: request.rawID, error, connection: connection)
@@ -256,6 +252,10 @@ struct CommandRouter: Sendable {
     /// The reply envelope around an execution's result.
     private static func outcome(id: [UInt8]?, _ execution: Execution) -> CommandOutcome {
         if let failure = execution.failure { return CommandOutcome(reply: shared.errorReply(id: id, failure)) }
+        if let deferred = execution.deferred {
+            // Resolves later (into an execution that may wait in turn, e.g. for its change to be stored).
+            return CommandOutcome(reply: [], deferred: deferred.map { outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
+        }
         do {
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()

@@ -236,8 +236,11 @@ extension CommandRouter {
 
     /// Commits a change to a data source's snapshot or outlines and replies with its new version, its
     /// staged changes and any warnings.
-    static func commitMutation(_ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil) throws(WireError) -> Execution {
-        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator, known: known)
+    static func commitMutation(
+        _ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, mayRehearse: Bool = true
+    ) throws(WireError) -> Execution {
+        if mayRehearse, rehearsal == nil, let rehearsed = rehearsedOffLoop(change, context) { return rehearsed }
+        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal)
         let outcome = committed.outcome
         let changesJSON = committed.changesJSON
         return committed.execution { writer in

@@ -153,6 +153,49 @@ struct KnownChanges: Sendable {
     let json: [UInt8]
 }
 
+/// Outline changes to large data sources are worked out off the loop too: an outline of 400k items
+/// expanded or collapsed costs passes over all of them, whatever the request's size.
+extension CommandRouter {
+    /// Data sources holding this many items have their outline changes rehearsed off the loop.
+    static let rehearsedItems = 50_000
+
+    /// The change's execution, once it was rehearsed off the loop (`StateModel.rehearse`) and committed
+    /// with the result; `nil` when it runs here as usual: not an outline change of a large data source,
+    /// no thread for it (in process), or a shared store (whose conflicts are run again on the loop).
+    static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext) -> Execution? {
+        let state = context.state
+        guard case .dataSource(let name, _, _, let operation) = change, state.follower == nil, let pool = state.largeRequests,
+            let loop = context.connection.eventLoop
+        else { return nil }
+        switch operation {
+        case .replaceOutline, .setExpansion: break
+        default: return nil
+        }
+        guard let current = state.model.dataSources[name], current.storedItemCount >= rehearsedItems, let base = state.model.rehearsalBase(of: name)
+        else { return nil }
+        let limits = state.changeLimits
+        let deferred = Deferred<Execution>()
+        let waiting = NIOLoopBound((context, deferred), eventLoop: loop)
+        pool.runIfActive(eventLoop: loop) { () throws(WireError) -> Rehearsal in try StateModel.rehearse(change, on: base, limits: limits) }
+            .whenComplete { result in
+                let (context, deferred) = waiting.value
+                var execution: Execution
+                do throws(WireError) {
+                    // A rehearsal that failed is not the last word (the state may have changed since, and
+                    // the access policy speaks first): the change then runs here, as any other.
+                    execution = try commitMutation(change, context, rehearsal: try? result.get(), mayRehearse: false)
+                } catch {
+                    execution = Execution { _ in }
+                    execution.failure = error
+                }
+                deferred.resolve(execution)
+            }
+        var execution = Execution { _ in }
+        execution.deferred = deferred
+        return execution
+    }
+}
+
 /// Holds a value until `drop()` (a large snapshot, so that the thread that drops it frees it).
 final class Releasing<Value>: @unchecked Sendable {
     private var value: Value?

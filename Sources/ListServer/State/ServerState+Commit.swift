@@ -65,12 +65,17 @@ extension ServerState {
     /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
         _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
-        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil
+        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
         let recordingUndo = pipeline != nil && !followed
-        var outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, knownChanges: known?.changes)
+        var outcome: ChangeOutcome
+        if let rehearsal, let installed = try model.install(rehearsal, limits: changeLimits, recordingUndo: recordingUndo) {
+            outcome = installed  // worked out off the loop against this very version
+        } else {
+            outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, knownChanges: known?.changes)
+        }
         // The replaced snapshot is freed off the loop (nothing else may keep it: the outcome lets it go).
         let retired = outcome.retired.map(Releasing.init)
         outcome.retired = nil
