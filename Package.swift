@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess", "FileSafety",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListAccess", "FileSafety",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer", "ListStoreSQLite", "ListAccess", "ListClient", "FileSafety",
+                "ListServer", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess", "ListClient", "FileSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

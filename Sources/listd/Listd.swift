@@ -117,11 +117,12 @@ struct Listd: AsyncParsableCommand {
             listener = .path(try socket ?? Self.defaultSocketPath())
         }
         configuration.listener = listener
-        configuration.storage = try storage(settings: settings)
+        let storageChoice = try storage(settings: settings)
 
         let server: ListServer
         do {
-            server = try await ListServer.start(configuration: configuration, logger: logger)
+            let opened = try StateStorage.open(storageChoice, retainVersions: configuration.changeLogVersions, logger: logger)
+            server = try await ListServer.start(configuration: configuration, storage: opened, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
             Systemd.notify("STATUS=Cannot start: \(error)\nERRNO=\(errno == 0 ? EINVAL : errno)")
@@ -159,7 +160,7 @@ struct Listd: AsyncParsableCommand {
 
     /// `--ephemeral`, PostgreSQL (`--postgres`, else the file's `postgres`), or the state directory, with
     /// the sync mode.
-    func storage(settings: FileSettings) throws -> ServerConfiguration.Storage {
+    func storage(settings: FileSettings) throws -> StorageChoice {
         guard let mode = SQLiteStore.SyncMode(rawValue: sync) else { throw ValidationError("--sync is always or periodic, not \"\(sync)\".") }
         if ephemeral {
             if stateDirectory != nil { throw ValidationError("--ephemeral and --state-directory exclude each other.") }

@@ -38,9 +38,9 @@ public final class ListServer: Sendable {
         self.logger = logger
     }
 
-    /// Binds (or adopts) the socket and starts serving. Returns once the socket is listening.
-    public static func start(configuration: ServerConfiguration, logger: Logger) async throws -> ListServer {
-        let opened = try StateStorage.open(configuration.storage, retainVersions: configuration.changeLogVersions, logger: logger)
+    /// Binds (or adopts) the socket and starts serving what `storage` holds, writing every change to it
+    /// (ephemeral without one). Returns once the socket is listening.
+    public static func start(configuration: ServerConfiguration, storage opened: OpenedStorage? = nil, logger: Logger) async throws -> ListServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         // Large requests are decoded and prepared here, beside the loop (see LargeRequests.swift).
@@ -49,15 +49,15 @@ public final class ListServer: Sendable {
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
             state.largeRequests = largeRequests
-            if let (opened, loaded) = opened {
-                try state.serve(loaded)
+            if let opened {
+                try state.serve(opened.loaded)
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
                 let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, registrations in
                     bound.value.undo(undos, dataSources: touched, registrations: registrations)
                 }
-                pipeline.loaded(loaded)
-                if case .directory(_, sync: .periodic) = configuration.storage { pipeline.startPeriodicSync() }  // PostgreSQL flushes by itself
+                pipeline.loaded(opened.loaded)
+                if opened.periodicSync { pipeline.startPeriodicSync() }
                 state.pipeline = pipeline
                 if let shared = opened.store as? SharedStore { state.follow(shared, pipeline: pipeline, loop: loop) }
             }
@@ -268,7 +268,6 @@ public final class ListServer: Sendable {
             var updated = configuration
             updated.listener = state.value.configuration.listener
             updated.demo = state.value.configuration.demo
-            updated.storage = state.value.configuration.storage
             updated.socketMode = state.value.configuration.socketMode
             updated.socketGroup = state.value.configuration.socketGroup
             state.value.configuration = updated

@@ -1,6 +1,5 @@
 import ListAccess
 import ListStore
-import ListStoreSQLite
 
 #if canImport(Glibc)
     import Glibc
@@ -71,18 +70,6 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Preload the demo data sources built from the seeds' data (those that are absent).
     public var demo: Bool = false
 
-    /// Where the state lasts.
-    public enum Storage: Sendable, Equatable {
-        /// Nothing is written: the state dies with the process (`--ephemeral`).
-        case ephemeral
-        /// A SQLite database in a state directory, with the given sync mode.
-        case directory(String, sync: SQLiteStore.SyncMode)
-        /// A PostgreSQL database (libpq's connection URI), with the given sync mode (`periodic` commits
-        /// with `synchronous_commit` off).
-        case postgres(String, sync: SQLiteStore.SyncMode)
-    }
-
-    public var storage: Storage = .ephemeral
     /// Per data source, how many versions of changes the log keeps for resuming views.
     public var changeLogVersions: Int = 10_000
     /// Per data source, how many bytes of changes the log keeps for resuming views.

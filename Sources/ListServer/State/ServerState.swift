@@ -21,7 +21,7 @@ final class ServerState {
     /// Writes committed changes to the store (none with `--ephemeral`).
     var pipeline: CommitPipeline?
     /// The opened state directory and store (none with `--ephemeral`).
-    var storage: StateStorage?
+    var storage: OpenedStorage?
     /// Follows the other instances sharing the store (PostgreSQL only).
     var follower: StoreFollower?
     /// The data sources as served (their models and attached views), by name.
