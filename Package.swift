@@ -16,8 +16,11 @@ let package = Package(
         // The embedded store (the fuzzer's durable mode writes one).
         .library(name: "ListStoreSQLite", targets: ["ListStoreSQLite"]),
         .library(name: "ListAccess", targets: ["ListAccess"]),
-        // The daemon's engine; its InProcessServer serves the fuzzer (Fuzz/).
+        // The daemon's engine.
         .library(name: "ListServer", targets: ["ListServer"]),
+        // Test-only: a server without socket or threads (InProcessServer), for the fuzzer (Fuzz/), the
+        // unit tests and the in-process benchmarks.
+        .library(name: "ListServerTestKit", targets: ["ListServerTestKit"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
         .executable(name: "listview", targets: ["listview"]),
@@ -78,10 +81,16 @@ let package = Package(
                 "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListAccess", "FileSafety",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A server on an embedded event loop (no socket, no threads): the whole command path in process.
+        .target(
+            name: "ListServerTestKit",
+            dependencies: [
+                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "listd",
             dependencies: [
@@ -127,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListStoreSQLite", "CSystemd", "TestSupport",
+                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListStoreSQLite", "CSystemd", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
@@ -142,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "server-benchmarks",
             dependencies: [
-                "DiffableCore", "ListWire", "ListClient", "ListServer", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
+                "DiffableCore", "ListWire", "ListClient", "ListServer", "ListServerTestKit", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/ServerBenchmarks"

@@ -12,6 +12,7 @@ let package = Package(
             name: "listd-fuzz",
             dependencies: [
                 .product(name: "ListServer", package: "listd"),
+                .product(name: "ListServerTestKit", package: "listd"),
                 .product(name: "ListWire", package: "listd"),
                 .product(name: "DiffableCore", package: "listd"),
                 .product(name: "ListAccess", package: "listd"),

@@ -3,6 +3,7 @@
 // the figure, so it moves little from run to run on this noisy machine: the number to optimize against.
 
 import ListServer
+import ListServerTestKit
 import ListWire
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import DiffableCore
 import Foundation
 import ListServer
+import ListServerTestKit
 import ListStore
 import ListWire
 import TestSupport

@@ -1,6 +1,7 @@
 import DiffableCore
 import ListAccess
 import ListServer
+import ListServerTestKit
 import ListStore
 import ListWire
 

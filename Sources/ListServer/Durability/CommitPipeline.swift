@@ -26,10 +26,10 @@ import NIOPosix
 /// (several instances), the undone data sources are then caught up with what the other instances
 /// committed, and when the write failed because another instance got there first, the mutations fail
 /// with a *conflict* that the router answers by running them again on the caught-up state.
-final class CommitPipeline {
-    let store: Store
+package final class CommitPipeline {
+    package let store: Store
     private let loop: EventLoop
-    private(set) var writer: StoreWriting!
+    package private(set) var writer: StoreWriting!
     /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes (none inline:
     /// then that work runs as tasks of the loop).
     let background: NIOThreadPool?
@@ -98,7 +98,7 @@ final class CommitPipeline {
 
     /// - Parameter inline: write on the loop itself (`InlineWriter`, for an in-process server on an
     ///   embedded loop) instead of on a writer thread with a background thread beside it.
-    init(
+    package init(
         store: Store, model: StateModel, loop: EventLoop, logger: Logger, inline: Bool = false,
         undoInMemory: @escaping ([ChangeUndo], Set<String>, Bool) -> Void
     ) {
@@ -453,7 +453,7 @@ final class CommitPipeline {
     }
 
     /// Whether no mutation is in flight (the server waits for this before it stops).
-    var isIdle: Bool { inFlight.isEmpty && !restoring }
+    package var isIdle: Bool { inFlight.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
     static func close(writer: StoreWriting, background: NIOThreadPool?, store: Store) async {

@@ -6,7 +6,7 @@ import NIOCore
 /// where the fuzzer drives the durable path). Both write the open group as one transaction, report
 /// each group on the loop in order, take no group after a failed write until `resume()`, and run jobs
 /// between groups.
-protocol StoreWriting: AnyObject, Sendable {
+package protocol StoreWriting: AnyObject, Sendable {
     /// Adds one mutation's records to the open group.
     func add(_ records: [StoreRecord])
     /// Runs `body` between two groups; the future completes on the event loop.

@@ -167,7 +167,7 @@ extension ServerState {
     /// they are now. Their views were sent none of those changes (a change is published once durable),
     /// so they need no event; a data source the undone changes had created is forgotten, one they had
     /// dropped is served again.
-    func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>, registrations: Bool) {
+    package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>, registrations: Bool) {
         model.undo(undos)
         for name in touched {
             if let restored = model.dataSources[name] {
@@ -186,7 +186,7 @@ extension ServerState {
 
     /// Loads what a store holds into the (empty) state at start-up and serves it, with the events
     /// the store kept for views that resume.
-    func serve(_ loaded: StoredState) throws(StorageError) {
+    package func serve(_ loaded: StoredState) throws(StorageError) {
         try model.load(loaded)
         for stored in loaded.dataSources {
             let dataSource = makeDataSource(model.dataSources[stored.name]!)

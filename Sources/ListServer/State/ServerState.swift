@@ -9,23 +9,23 @@ import NIOPosix
 
 /// All the state of a running server. Confined to its one event loop: every command runs there, in
 /// the order its bytes arrived, so each data source's versions are a total order without locks.
-final class ServerState {
+package final class ServerState {
     /// The limits in force; `reload` replaces them (the listener stays).
     var configuration: ServerConfiguration
-    let logger: Logger
+    package let logger: Logger
     let startedAt = ContinuousClock.now
     /// The state that lasts (data sources, registrations): changed only through `commit`.
-    let model = StateModel()
+    package let model = StateModel()
     /// The thread large requests are decoded and prepared on (see LargeRequests.swift); none in process.
     var largeRequests: NIOThreadPool?
     /// Writes committed changes to the store (none with `--ephemeral`).
-    var pipeline: CommitPipeline?
+    package var pipeline: CommitPipeline?
     /// The opened state directory and store (none with `--ephemeral`).
     var storage: OpenedStorage?
     /// Follows the other instances sharing the store (PostgreSQL only).
     var follower: StoreFollower?
     /// The data sources as served (their models and attached views), by name.
-    var dataSources: [String: DataSource] = [:]
+    package var dataSources: [String: DataSource] = [:]
     /// Cell registrations, by name.
     var registrations: [String: Registration] { model.registrations }
     /// Registration names in creation order.
@@ -68,7 +68,12 @@ final class ServerState {
     var lastRefusalLogged: NIODeadline?
     var refusalsNotLogged = 0
 
-    init(configuration: ServerConfiguration, logger: Logger) {
+    /// The handlers of a connection to this server (an in-process one's: the test kit's), as `identity`.
+    package func connectionHandlers(identity: PeerIdentity?) -> [ChannelHandler] {
+        ConnectionHandler.handlers(state: self, identity: identity)
+    }
+
+    package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }

@@ -7,9 +7,9 @@ import NIOCore
 
 /// One named data source as the server serves it: its state (the `DataSourceModel`, changed only
 /// through the commit path) and the views attached to it. Confined to the server's event loop.
-final class DataSource {
+package final class DataSource {
     /// Replaced only when a failed write restores the data source from the store.
-    var model: DataSourceModel
+    package var model: DataSourceModel
     /// Attached views, by view name.
     private(set) var views: [String: ViewSession] = [:]
     /// The views in attach order, with detached ones left in place until they outnumber the attached
@@ -25,9 +25,9 @@ final class DataSource {
     }
 
     var name: String { model.name }
-    var incarnation: String { model.incarnation }
-    var snapshot: Snapshot { model.snapshot }
-    var version: Int { model.version }
+    package var incarnation: String { model.incarnation }
+    package var snapshot: Snapshot { model.snapshot }
+    package var version: Int { model.version }
     var outlines: [String: SectionSnapshot] { model.outlines }
     var cellProvider: CellProvider? { model.cellProvider }
     var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }

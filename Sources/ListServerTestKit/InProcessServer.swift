@@ -4,6 +4,7 @@ import ListStore
 import ListWire
 import Logging
 import NIOCore
+import ListServer
 import NIOEmbedded
 
 /// A listd server without a socket or threads, for fuzzers and tests outside this module.
@@ -118,7 +119,7 @@ public final class InProcessConnection {
 
     init(state: ServerState, loop: EmbeddedEventLoop, identity: PeerIdentity?) throws {
         channel = EmbeddedChannel(loop: loop)
-        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, identity: identity))
+        try channel.pipeline.syncOperations.addHandlers(state.connectionHandlers(identity: identity))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 
