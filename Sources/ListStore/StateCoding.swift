@@ -76,64 +76,7 @@ public enum StateCoding {
     }
 
     private static func writeMembers(of edit: SnapshotEdit, to writer: inout JSONWriter) {
-        switch edit {
-        case .appendSections(let sections):
-            command("appendSections", &writer)
-            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
-        case .insertSections(let sections, let placement):
-            command("insertSections", &writer)
-            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
-            self.placement(placement, "Section", &writer)
-        case .deleteSections(let ids):
-            command("deleteSections", &writer)
-            strings("sections", ids, &writer)
-        case .moveSection(let id, let placement):
-            command("moveSection", &writer)
-            writer.key("section")
-            writer.string(id)
-            self.placement(placement, "Section", &writer)
-        case .reloadSections(let ids):
-            command("reloadSections", &writer)
-            strings("sections", ids, &writer)
-        case .updateSections(let sections):
-            command("updateSections", &writer)
-            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
-        case .appendItems(let items, let section):
-            command("appendItems", &writer)
-            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
-            if let section {
-                writer.key("toSection")
-                writer.string(section)
-            }
-        case .insertItems(let items, let placement):
-            command("insertItems", &writer)
-            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
-            self.placement(placement, "Item", &writer)
-        case .deleteItems(let ids):
-            command("deleteItems", &writer)
-            strings("items", ids, &writer)
-        case .deleteAllItems:
-            command("deleteAllItems", &writer)
-        case .moveItem(let id, let placement):
-            command("moveItem", &writer)
-            writer.key("item")
-            writer.string(id)
-            self.placement(placement, "Item", &writer)
-        case .reloadItems(let ids):
-            command("reloadItems", &writer)
-            strings("items", ids, &writer)
-        case .reconfigureItems(let ids):
-            command("reconfigureItems", &writer)
-            strings("items", ids, &writer)
-        case .updateItems(let items):
-            command("updateItems", &writer)
-            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
-        case .replaceItems(let section, let items):
-            command("replaceItems", &writer)
-            writer.key("section")
-            writer.string(section)
-            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
-        }
+        EditCodec.write(edit, to: &writer)
     }
 
     private static func operation(_ value: JSONValue) throws(WireError) -> DataSourceOperation {
@@ -169,34 +112,12 @@ public enum StateCoding {
         }
     }
 
+    /// A stored edit record, read as the request it reads like (`EditCodec`).
     private static func edit(_ members: [String: JSONValue]) throws(WireError) -> SnapshotEdit {
-        func items(_ key: String) throws(WireError) -> [Item] { try WireDecoding.items(try array(members[key], key), field: key) }
-        func sections(_ key: String) throws(WireError) -> [Section] { try WireDecoding.sections(try array(members[key], key), field: key) }
-        func placement(_ kind: String) throws(WireError) -> Placement {
-            if let before = members["before" + kind] { return .before(try string(before, "before" + kind)) }
-            return .after(try string(members["after" + kind], "after" + kind))
-        }
         let name = try string(members["cmd"], "cmd")
-        switch name {
-        case "appendSections": return .appendSections(try sections("sections"))
-        case "insertSections": return .insertSections(try sections("sections"), try placement("Section"))
-        case "deleteSections": return .deleteSections(try strings(members["sections"], "sections"))
-        case "moveSection": return .moveSection(try string(members["section"], "section"), try placement("Section"))
-        case "reloadSections": return .reloadSections(try strings(members["sections"], "sections"))
-        case "updateSections": return .updateSections(try sections("sections"))
-        case "appendItems":
-            let section = try members["toSection"].map { value throws(WireError) in try string(value, "toSection") }
-            return .appendItems(try items("items"), toSection: section)
-        case "insertItems": return .insertItems(try items("items"), try placement("Item"))
-        case "deleteItems": return .deleteItems(try strings(members["items"], "items"))
-        case "deleteAllItems": return .deleteAllItems
-        case "moveItem": return .moveItem(try string(members["item"], "item"), try placement("Item"))
-        case "reloadItems": return .reloadItems(try strings(members["items"], "items"))
-        case "reconfigureItems": return .reconfigureItems(try strings(members["items"], "items"))
-        case "updateItems": return .updateItems(try items("items"))
-        case "replaceItems": return .replaceItems(inSection: try string(members["section"], "section"), with: try items("items"))
-        default: throw WireError(.invalidArgument, "unknown record \"\(name)\"")
-        }
+        var arguments = Arguments(members)
+        guard let edit = try EditCodec.decode(name, &arguments) else { throw WireError(.invalidArgument, "unknown record \"\(name)\"") }
+        return edit
     }
 
     // MARK: Contents (checkpoints)
@@ -392,31 +313,9 @@ public enum StateCoding {
         return provider
     }
 
-    private static func command(_ name: String, _ writer: inout JSONWriter) {
-        writer.key("cmd")
-        writer.string(name)
-    }
+    private static func command(_ name: String, _ writer: inout JSONWriter) { EditCodec.command(name, &writer) }
 
-    private static func strings(_ key: String, _ values: [String], _ writer: inout JSONWriter) {
-        writer.key(key)
-        writer.beginArray()
-        for value in values { writer.string(value) }
-        writer.endArray()
-    }
-
-    private static func identified(_ key: String, _ values: some Sequence<(String, JSONValue)>, _ writer: inout JSONWriter) {
-        writer.key(key)
-        writer.beginArray()
-        for (id, data) in values { writer.identified(id, data: data) }
-        writer.endArray()
-    }
-
-    private static func placement(_ placement: Placement, _ kind: String, _ writer: inout JSONWriter) {
-        switch placement {
-        case .before(let id): writer.key("before" + kind); writer.string(id)
-        case .after(let id): writer.key("after" + kind); writer.string(id)
-        }
-    }
+    private static func strings(_ key: String, _ values: [String], _ writer: inout JSONWriter) { EditCodec.strings(key, values, &writer) }
 
     private static func parse(_ bytes: [UInt8]) throws(WireError) -> JSONValue {
         do {

@@ -2,34 +2,25 @@ import DiffableCore
 import ListStore
 import ListWire
 
-/// How one snapshot-vocabulary command reads its arguments into a `SnapshotEdit`. Shared by the
-/// commands themselves and by the operations of `batch`.
+/// One snapshot-vocabulary command as the router documents it; what it reads is `EditCodec`'s, shared
+/// with the stored log. Shared by the commands themselves and by the operations of `batch`.
 struct EditCommand: Sendable {
     let name: String
     let summary: String
     let arguments: [ArgumentSpec]
-    /// Reads the edit.
-    let parse: @Sendable (inout Arguments) throws(WireError) -> SnapshotEdit
-}
 
-private func placement(_ arguments: inout Arguments, _ before: String, _ after: String) throws(WireError) -> Placement {
-    let (name, destination) = try arguments.oneOf(before, after)
-    return name == before ? .before(destination) : .after(destination)
-}
-
-private func items(_ arguments: inout Arguments) throws(WireError) -> [Item] {
-    try arguments.items("items")
-}
-
-private func sections(_ arguments: inout Arguments) throws(WireError) -> [Section] {
-    try WireDecoding.sections(arguments.array("sections"), field: "sections")
+    /// Reads the edit (`EditCodec.decode`).
+    func parse(_ arguments: inout Arguments) throws(WireError) -> SnapshotEdit {
+        guard let edit = try EditCodec.decode(name, &arguments) else { throw WireError(.internal, "\"\(name)\" is not an edit.") }
+        return edit
+    }
 }
 
 let editCommands: [EditCommand] = [
     EditCommand(
         name: "appendSections", summary: "Adds sections at the end (creates the data source if needed).",
         arguments: [ArgumentSpec("sections", "[section]", required: true, "Identifiers, or {id, data} objects.")]
-    ) { arguments throws(WireError) in .appendSections(try sections(&arguments)) },
+    ),
     EditCommand(
         name: "insertSections", summary: "Inserts sections before or after an existing section.",
         arguments: [
@@ -37,14 +28,11 @@ let editCommands: [EditCommand] = [
             ArgumentSpec("beforeSection", "string", "Insert before this section (or give afterSection)."),
             ArgumentSpec("afterSection", "string", "Insert after this section."),
         ]
-    ) { arguments throws(WireError) in
-        let new = try sections(&arguments)
-        return .insertSections(new, try placement(&arguments, "beforeSection", "afterSection"))
-    },
+    ),
     EditCommand(
         name: "deleteSections", summary: "Deletes sections with their items; unknown ones are ignored with a warning.",
         arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ) { arguments throws(WireError) in .deleteSections(try arguments.strings("sections")) },
+    ),
     EditCommand(
         name: "moveSection", summary: "Moves a section before or after another.",
         arguments: [
@@ -52,18 +40,15 @@ let editCommands: [EditCommand] = [
             ArgumentSpec("beforeSection", "string", "Move before this section (or give afterSection)."),
             ArgumentSpec("afterSection", "string", "Move after this section."),
         ]
-    ) { arguments throws(WireError) in
-        let section = try arguments.string("section")
-        return .moveSection(section, try placement(&arguments, "beforeSection", "afterSection"))
-    },
+    ),
     EditCommand(
         name: "reloadSections", summary: "Reloads sections (views dequeue their cells again).",
         arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ) { arguments throws(WireError) in .reloadSections(try arguments.strings("sections")) },
+    ),
     EditCommand(
         name: "updateSections", summary: "Replaces section payloads; changed sections are reloaded.",
         arguments: [ArgumentSpec("sections", "[section]", required: true, "{id, data} objects.")]
-    ) { arguments throws(WireError) in .updateSections(try sections(&arguments)) },
+    ),
     EditCommand(
         name: "appendItems",
         summary: "Appends items to a section, or to the last section; existing items are moved there with a warning.",
@@ -71,10 +56,7 @@ let editCommands: [EditCommand] = [
             ArgumentSpec("items", "[item]", required: true, "Identifiers, or {id, data} objects."),
             ArgumentSpec("toSection", "string", "The section; the last one when absent."),
         ]
-    ) { arguments throws(WireError) in
-        let new = try items(&arguments)
-        return .appendItems(new, toSection: try arguments.optionalString("toSection"))
-    },
+    ),
     EditCommand(
         name: "insertItems", summary: "Inserts items before or after an existing item, in its section.",
         arguments: [
@@ -82,17 +64,14 @@ let editCommands: [EditCommand] = [
             ArgumentSpec("beforeItem", "string", "Insert before this item (or give afterItem)."),
             ArgumentSpec("afterItem", "string", "Insert after this item."),
         ]
-    ) { arguments throws(WireError) in
-        let new = try items(&arguments)
-        return .insertItems(new, try placement(&arguments, "beforeItem", "afterItem"))
-    },
+    ),
     EditCommand(
         name: "deleteItems", summary: "Deletes items; unknown ones are ignored with a warning.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in .deleteItems(try arguments.strings("items")) },
+    ),
     EditCommand(
         name: "deleteAllItems", summary: "Deletes every item and every section (as UIKit does).", arguments: []
-    ) { _ throws(WireError) in .deleteAllItems },
+    ),
     EditCommand(
         name: "moveItem", summary: "Moves an item before or after another item, possibly into another section.",
         arguments: [
@@ -100,22 +79,19 @@ let editCommands: [EditCommand] = [
             ArgumentSpec("beforeItem", "string", "Move before this item (or give afterItem)."),
             ArgumentSpec("afterItem", "string", "Move after this item."),
         ]
-    ) { arguments throws(WireError) in
-        let item = try arguments.string("item")
-        return .moveItem(item, try placement(&arguments, "beforeItem", "afterItem"))
-    },
+    ),
     EditCommand(
         name: "reloadItems", summary: "Reloads items: views dequeue new cells for them.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in .reloadItems(try arguments.strings("items")) },
+    ),
     EditCommand(
         name: "reconfigureItems", summary: "Reconfigures items: views configure the same cells again.",
         arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ) { arguments throws(WireError) in .reconfigureItems(try arguments.strings("items")) },
+    ),
     EditCommand(
         name: "updateItems", summary: "Replaces item payloads; items whose payload changed are reconfigured.",
         arguments: [ArgumentSpec("items", "[item]", required: true, "{id, data} objects.")]
-    ) { arguments throws(WireError) in .updateItems(try items(&arguments)) },
+    ),
 ]
 
 /// The arguments every mutation takes.

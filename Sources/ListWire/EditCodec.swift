@@ -1,0 +1,142 @@
+import DiffableCore
+
+/// The snapshot-edit vocabulary, read and written in one place: the router reads a request's edit with
+/// it, the stored log reads and writes its records with it (a record reads like the request that made
+/// it: `{"cmd":"appendItems","items":["a"]}`), so the two cannot drift apart.
+public enum EditCodec {
+    /// Reads the edit command `name` from its arguments (a request's, or a stored record's members);
+    /// `nil` when `name` is not an edit.
+    public static func decode(_ name: String, _ arguments: inout Arguments) throws(WireError) -> SnapshotEdit? {
+        func placement(_ kind: String) throws(WireError) -> Placement {
+            let (name, destination) = try arguments.oneOf("before" + kind, "after" + kind)
+            return name == "before" + kind ? .before(destination) : .after(destination)
+        }
+        func sections() throws(WireError) -> [Section] { try WireDecoding.sections(arguments.array("sections"), field: "sections") }
+        switch name {
+        case "appendSections": return .appendSections(try sections())
+        case "insertSections":
+            let new = try sections()
+            return .insertSections(new, try placement("Section"))
+        case "deleteSections": return .deleteSections(try arguments.strings("sections"))
+        case "moveSection":
+            let section = try arguments.string("section")
+            return .moveSection(section, try placement("Section"))
+        case "reloadSections": return .reloadSections(try arguments.strings("sections"))
+        case "updateSections": return .updateSections(try sections())
+        case "appendItems":
+            let items = try arguments.items("items")
+            return .appendItems(items, toSection: try arguments.optionalString("toSection"))
+        case "insertItems":
+            let items = try arguments.items("items")
+            return .insertItems(items, try placement("Item"))
+        case "deleteItems": return .deleteItems(try arguments.strings("items"))
+        case "deleteAllItems": return .deleteAllItems
+        case "moveItem":
+            let item = try arguments.string("item")
+            return .moveItem(item, try placement("Item"))
+        case "reloadItems": return .reloadItems(try arguments.strings("items"))
+        case "reconfigureItems": return .reconfigureItems(try arguments.strings("items"))
+        case "updateItems": return .updateItems(try arguments.items("items"))
+        case "replaceItems":
+            let section = try arguments.string("section")
+            return .replaceItems(inSection: section, with: try arguments.items("items"))
+        default: return nil
+        }
+    }
+
+    /// Writes an edit's members, `cmd` first, inside an object the caller opened.
+    public static func write(_ edit: SnapshotEdit, to writer: inout JSONWriter) {
+        switch edit {
+        case .appendSections(let sections):
+            command("appendSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+        case .insertSections(let sections, let placement):
+            command("insertSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+            self.placement(placement, "Section", &writer)
+        case .deleteSections(let ids):
+            command("deleteSections", &writer)
+            strings("sections", ids, &writer)
+        case .moveSection(let id, let placement):
+            command("moveSection", &writer)
+            writer.key("section")
+            writer.string(id)
+            self.placement(placement, "Section", &writer)
+        case .reloadSections(let ids):
+            command("reloadSections", &writer)
+            strings("sections", ids, &writer)
+        case .updateSections(let sections):
+            command("updateSections", &writer)
+            identified("sections", sections.lazy.map { ($0.id, $0.data) }, &writer)
+        case .appendItems(let items, let section):
+            command("appendItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+            if let section {
+                writer.key("toSection")
+                writer.string(section)
+            }
+        case .insertItems(let items, let placement):
+            command("insertItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+            self.placement(placement, "Item", &writer)
+        case .deleteItems(let ids):
+            command("deleteItems", &writer)
+            strings("items", ids, &writer)
+        case .deleteAllItems:
+            command("deleteAllItems", &writer)
+        case .moveItem(let id, let placement):
+            command("moveItem", &writer)
+            writer.key("item")
+            writer.string(id)
+            self.placement(placement, "Item", &writer)
+        case .reloadItems(let ids):
+            command("reloadItems", &writer)
+            strings("items", ids, &writer)
+        case .reconfigureItems(let ids):
+            command("reconfigureItems", &writer)
+            strings("items", ids, &writer)
+        case .updateItems(let items):
+            command("updateItems", &writer)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+        case .replaceItems(let section, let items):
+            command("replaceItems", &writer)
+            writer.key("section")
+            writer.string(section)
+            identified("items", items.lazy.map { ($0.id, $0.data) }, &writer)
+        }
+    }
+
+    /// `"cmd": name`.
+    public static func command(_ name: String, _ writer: inout JSONWriter) {
+        writer.key("cmd")
+        writer.string(name)
+    }
+
+    /// `"before<Kind>"` or `"after<Kind>"` with the destination.
+    static func placement(_ placement: Placement, _ kind: String, _ writer: inout JSONWriter) {
+        switch placement {
+        case .before(let id):
+            writer.key("before" + kind)
+            writer.string(id)
+        case .after(let id):
+            writer.key("after" + kind)
+            writer.string(id)
+        }
+    }
+
+    /// A list of identifiers.
+    public static func strings(_ key: String, _ values: [String], _ writer: inout JSONWriter) {
+        writer.key(key)
+        writer.beginArray()
+        for value in values { writer.string(value) }
+        writer.endArray()
+    }
+
+    /// Sections or items: a bare identifier when there is no payload, else `{id, data}`.
+    public static func identified(_ key: String, _ entries: some Sequence<(String, JSONValue)>, _ writer: inout JSONWriter) {
+        writer.key(key)
+        writer.beginArray()
+        for (id, data) in entries { writer.identified(id, data: data) }
+        writer.endArray()
+    }
+}
