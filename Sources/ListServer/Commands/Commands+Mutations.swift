@@ -8,11 +8,19 @@ struct EditCommand: Sendable {
     let name: String
     let summary: String
     let arguments: [ArgumentSpec]
+    /// What `EditCodec` reads it as (resolved once).
+    let kind: EditCodec.Kind
+
+    init(name: String, summary: String, arguments: [ArgumentSpec]) {
+        self.name = name
+        self.summary = summary
+        self.arguments = arguments
+        kind = EditCodec.Kind(rawValue: name)!
+    }
 
     /// Reads the edit (`EditCodec.decode`).
     func parse(_ arguments: inout Arguments) throws(WireError) -> SnapshotEdit {
-        guard let edit = try EditCodec.decode(name, &arguments) else { throw WireError(.internal, "\"\(name)\" is not an edit.") }
-        return edit
+        try EditCodec.decode(kind, &arguments)
     }
 }
 

@@ -164,8 +164,7 @@ extension CommandRouter {
     /// no thread for it (in process), or a shared store (whose conflicts are run again on the loop).
     static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext) -> Execution? {
         let state = context.state
-        guard case .dataSource(let name, _, _, let operation) = change, state.follower == nil, let pool = state.largeRequests,
-            let loop = context.connection.eventLoop
+        guard let pool = state.largeRequests, state.follower == nil, let loop = context.connection.eventLoop, case .dataSource(let name, _, _, let operation) = change
         else { return nil }
         switch operation {
         case .replaceOutline, .setExpansion: break
