@@ -72,16 +72,19 @@ public final class InProcessServer {
     /// A deterministic encoding of the whole state that lasts: every data source (sorted by name: its
     /// name, incarnation and checkpoint content) and every registration in creation order. Two states
     /// with the same encoding are the same state.
-    public var stateEncoding: [UInt8] {
+    public var stateEncoding: [UInt8] { Self.encoding(of: state.model) }
+
+    /// `stateEncoding` of any model (e.g. one loaded from a store, to compare with the state served).
+    public static func encoding(of model: StateModel) -> [UInt8] {
         var bytes: [UInt8] = []
-        for name in state.model.dataSources.keys.sorted() {
-            let dataSource = state.model.dataSources[name]!
+        for name in model.dataSources.keys.sorted() {
+            let dataSource = model.dataSources[name]!
             bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
             bytes += StateCoding.encode(dataSource.content)
             bytes.append(0x0A)
         }
-        for name in state.model.registrationOrder {
-            if let registration = state.model.registrations[name] { bytes += StateCoding.encode(registration) }
+        for name in model.registrationOrder {
+            if let registration = model.registrations[name] { bytes += StateCoding.encode(registration) }
             bytes.append(0x0A)
         }
         return bytes

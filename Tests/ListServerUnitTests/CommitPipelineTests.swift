@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import Foundation
+import ListServerTestKit
 import ListStore
 import ListWire
 import Logging
@@ -76,13 +77,7 @@ private final class DurableState: @unchecked Sendable {
     }
 
     static func encode(_ model: StateModel) -> String {
-        var lines: [String] = []
-        for name in model.dataSources.keys.sorted() {
-            let dataSource = model.dataSources[name]!
-            lines.append("\(name) \(dataSource.incarnation) " + String(decoding: StateCoding.encode(dataSource.content), as: UTF8.self))
-        }
-        for name in model.registrationOrder { lines.append("registration " + String(decoding: StateCoding.encode(model.registrations[name]!), as: UTF8.self)) }
-        return lines.joined(separator: "\n")
+        String(decoding: InProcessServer.encoding(of: model), as: UTF8.self)
     }
 
     /// Syncs and closes the store as a stopping server does (`CommitPipeline.close`, without awaiting:
@@ -97,20 +92,6 @@ private final class DurableState: @unchecked Sendable {
         store.close()
         try group.syncShutdownGracefully()
     }
-}
-
-/// Waits until `condition` holds (polling; fails the wait after 20 s).
-private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + .seconds(20)
-    while try !condition() {
-        if ContinuousClock.now > deadline { throw WaitTimedOut(what: what) }
-        Thread.sleep(forTimeInterval: 0.005)
-    }
-}
-
-private struct WaitTimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
 }
 
 private func append(_ items: [String], to name: String = "d", create: Bool = false) -> StateChange {

@@ -16,18 +16,7 @@ import Testing
     static func storedEncoding(_ store: FaultInjectingStore) throws -> [UInt8] {
         let model = StateModel()
         try model.load(try store.inner.load())
-        var bytes: [UInt8] = []
-        for name in model.dataSources.keys.sorted() {
-            let dataSource = model.dataSources[name]!
-            bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
-            bytes += StateCoding.encode(dataSource.content)
-            bytes.append(0x0A)
-        }
-        for name in model.registrationOrder {
-            if let registration = model.registrations[name] { bytes += StateCoding.encode(registration) }
-            bytes.append(0x0A)
-        }
-        return bytes
+        return InProcessServer.encoding(of: model)
     }
 
     func randomRequest(_ random: inout SeededGenerator, serial: Int) -> JSONValue {

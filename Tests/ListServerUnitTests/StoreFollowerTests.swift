@@ -70,19 +70,6 @@ private final class FollowingState: @unchecked Sendable {
     }
 }
 
-private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + .seconds(20)
-    while try !condition() {
-        if ContinuousClock.now > deadline { throw FollowerWaitTimedOut(what: what) }
-        Thread.sleep(forTimeInterval: 0.005)
-    }
-}
-
-private struct FollowerWaitTimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 private func append(_ id: String) -> DataSourceOperation { .edit(.appendItems([Item(id)], toSection: "s")) }
 
 @Suite("Store follower: what other instances commit, against a shared store in memory that fails on demand")

@@ -1,5 +1,6 @@
 import DiffableCore
 import ListServer
+import ListServerTestKit
 import ListStore
 import ListStoreSQLite
 import ListWire
@@ -42,18 +43,7 @@ final class FlakyStore: Store, @unchecked Sendable {
     func storedEncoding() throws -> [UInt8] {
         let model = StateModel()
         try model.load(try inner.load())
-        var bytes: [UInt8] = []
-        for name in model.dataSources.keys.sorted() {
-            let dataSource = model.dataSources[name]!
-            bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
-            bytes += StateCoding.encode(dataSource.content)
-            bytes.append(0x0A)
-        }
-        for name in model.registrationOrder {
-            if let registration = model.registrations[name] { bytes += StateCoding.encode(registration) }
-            bytes.append(0x0A)
-        }
-        return bytes
+        return InProcessServer.encoding(of: model)
     }
 
     var kind: String { "sqlite" }

@@ -137,7 +137,7 @@ struct CommandRouter: Sendable {
         }
         // The one-pass decoder takes well-formed requests (the path every small request takes).
         if let request = Request.decode(line: line) { return handle(request, line: line, connection: connection) }
-        return handle(Self.decode(line), line: line, connection: connection)
+        return handle(Self.decodeByReference(line), line: line, connection: connection)
     }
 
     /// Runs a decoded line (`prepared`: an `apply` built off the loop).

@@ -30,6 +30,11 @@ extension CommandRouter {
     /// says what is wrong. Pure: runs on any thread.
     static func decode(_ line: UnsafeRawBufferPointer) -> DecodedLine {
         if let request = Request.decode(line: line) { return .request(request) }
+        return decodeByReference(line)
+    }
+
+    /// What the one-pass decoder did not take, parsed the reference way (which says what is wrong).
+    static func decodeByReference(_ line: UnsafeRawBufferPointer) -> DecodedLine {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
