@@ -11,8 +11,10 @@ let package = Package(
         // Cell registrations, content configurations and reuse pools.
         .library(name: "CellCore", targets: ["CellCore"]),
         .library(name: "ListLayout", targets: ["ListLayout"]),
-        // The state that lasts (the fuzzer sets its quotas), and who may do what.
+        // The state that lasts: typed changes, their stored form, the Store protocols.
         .library(name: "ListStore", targets: ["ListStore"]),
+        // The one writer of the state (the fuzzer sets its quotas).
+        .library(name: "ListEngine", targets: ["ListEngine"]),
         // The embedded store (the fuzzer's durable mode writes one).
         .library(name: "ListStoreSQLite", targets: ["ListStoreSQLite"]),
         .library(name: "ListAccess", targets: ["ListAccess"]),
@@ -53,12 +55,15 @@ let package = Package(
         .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
         // The state that lasts and its one commit path: typed changes applied all or nothing. No I/O.
         .target(name: "ListStore", dependencies: ["DiffableCore", "CellCore", "ListLayout", "ListWire"]),
-        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire", "TestSupport"]),
+        // The one writer of the state: the model, the served data sources and their retained events, every
+        // event line views get. Setters are internal to it, so nothing else can write the state. No I/O.
+        .target(name: "ListEngine", dependencies: ["ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        .testTarget(name: "ListEngineTests", dependencies: ["ListEngine", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire", "TestSupport"]),
         // SQLite from the system (libsqlite3-dev), for the embedded store.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.
         .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore", "FileSafety"]),
-        .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "ListEngine", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         // libpq from the system (libpq-dev), for the PostgreSQL store.
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The PostgreSQL store: listd's state in a PostgreSQL database, behind the Store protocol.
@@ -78,7 +83,7 @@ let package = Package(
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListAccess", "FileSafety",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListEngine", "ListAccess", "FileSafety",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -88,7 +93,7 @@ let package = Package(
         .target(
             name: "ListServerTestKit",
             dependencies: [
-                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -136,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListStoreSQLite", "CSystemd", "TestSupport",
+                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListStoreSQLite", "CSystemd", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),

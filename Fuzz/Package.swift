@@ -17,6 +17,7 @@ let package = Package(
                 .product(name: "DiffableCore", package: "listd"),
                 .product(name: "ListAccess", package: "listd"),
                 .product(name: "ListStore", package: "listd"),
+                .product(name: "ListEngine", package: "listd"),
                 .product(name: "ListStoreSQLite", package: "listd"),
             ],
             path: "Sources/ListdFuzz"

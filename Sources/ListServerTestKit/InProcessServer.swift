@@ -1,5 +1,6 @@
 import DiffableCore
 import ListAccess
+import ListEngine
 import ListStore
 import ListWire
 import Logging
@@ -38,10 +39,10 @@ public final class InProcessServer {
     public convenience init(configuration: ServerConfiguration, store: Store, logger: Logger? = nil) throws {
         self.init(configuration: configuration, logger: logger)
         let state = self.state
-        try state.serve(store.load())
+        try state.engine.load(store.load())
         let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger, inline: true) {
-            [unowned state] undos, touched, registrations in
-            state.undo(undos, dataSources: touched, registrations: registrations)
+            [unowned state] undos, touched, _ in
+            state.undo(undos, dataSources: touched)
         }
         state.pipeline = pipeline
     }
@@ -66,7 +67,7 @@ public final class InProcessServer {
 
     /// Every data source's incarnation and version, by name.
     public var versions: [String: DataSourceVersion] {
-        state.dataSources.mapValues { DataSourceVersion(incarnation: $0.incarnation, version: $0.version) }
+        state.engine.dataSources.mapValues { DataSourceVersion(incarnation: $0.incarnation, version: $0.version) }
     }
 
     /// A deterministic encoding of the whole state that lasts: every data source (sorted by name: its
@@ -97,7 +98,7 @@ public final class InProcessServer {
         if Set(state.dataSources.keys) != Set(state.model.dataSources.keys) {
             problems.append("served data sources \(state.dataSources.keys.sorted()) ≠ stored \(state.model.dataSources.keys.sorted())")
         }
-        for (name, dataSource) in state.dataSources {
+        for (name, dataSource) in state.engine.dataSources {
             if let model = state.model.dataSources[name], model !== dataSource.model {
                 problems.append("data source \"\(name)\" serves another model than the state holds")
             }

@@ -180,6 +180,13 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends bytes that are already a JSON value (for example a cached encoding).
+    /// An array of strings.
+    public mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
     public mutating func raw(_ json: [UInt8]) {
         separate()
         bytes.append(contentsOf: json)

@@ -2,6 +2,7 @@ import CellCore
 import DiffableCore
 import Foundation
 import ListServerTestKit
+import ListEngine
 import ListStore
 import ListWire
 import Logging
@@ -30,8 +31,8 @@ private final class DurableState: @unchecked Sendable {
                 configuration: ServerConfiguration(listener: .path("/unused")),
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             let bound = NIOLoopBound(state, eventLoop: loop)
-            let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger) { undos, touched, registrations in
-                bound.value.undo(undos, dataSources: touched, registrations: registrations)
+            let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger) { undos, touched, _ in
+                bound.value.undo(undos, dataSources: touched)
             }
             state.pipeline = pipeline
             stateValue = state
@@ -71,8 +72,7 @@ private final class DurableState: @unchecked Sendable {
     func stored() throws -> String {
         let store = self.store
         let loaded = try onLoop { _, pipeline in pipeline.writer.perform { try store.inner.load() } }.wait()
-        let model = StateModel()
-        try model.load(loaded)
+        let model = try StateModel(loading: loaded)
         return Self.encode(model)
     }
 

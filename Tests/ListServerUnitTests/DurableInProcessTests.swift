@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListServer
 import ListServerTestKit
+import ListEngine
 import ListStore
 import ListWire
 import TestSupport
@@ -14,8 +15,7 @@ import Testing
 @Suite struct DurableInProcessTests {
     /// The state a store holds, in `InProcessServer.stateEncoding`'s form.
     static func storedEncoding(_ store: FaultInjectingStore) throws -> [UInt8] {
-        let model = StateModel()
-        try model.load(try store.inner.load())
+        let model = try StateModel(loading: store.inner.load())
         return InProcessServer.encoding(of: model)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ListEngine
 import ListStore
 import ListStoreSQLite
 import NIOConcurrencyHelpers

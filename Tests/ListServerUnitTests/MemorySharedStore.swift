@@ -1,5 +1,6 @@
 import CellCore
 import Foundation
+import ListEngine
 import ListStore
 import NIOConcurrencyHelpers
 

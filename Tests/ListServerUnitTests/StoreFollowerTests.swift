@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import Foundation
+import ListEngine
 import ListStore
 import ListWire
 import Logging
@@ -24,10 +25,10 @@ private final class FollowingState: @unchecked Sendable {
             let state = ServerState(
                 configuration: ServerConfiguration(listener: .path("/unused")),
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-            try state.serve(store.load())
+            try state.engine.load(store.load())
             let bound = NIOLoopBound(state, eventLoop: loop)
-            let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger) { undos, touched, registrations in
-                bound.value.undo(undos, dataSources: touched, registrations: registrations)
+            let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger) { undos, touched, _ in
+                bound.value.undo(undos, dataSources: touched)
             }
             state.pipeline = pipeline
             state.follow(store, pipeline: pipeline, loop: loop)

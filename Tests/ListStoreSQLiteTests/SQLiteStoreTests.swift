@@ -2,6 +2,7 @@ import CellCore
 import DiffableCore
 import Foundation
 import ListLayout
+@testable import ListEngine
 import ListStore
 import ListStoreSQLite
 import ListWire

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import Foundation
+@testable import ListEngine
 import ListStore
 import ListStoreSQLite
 import Testing

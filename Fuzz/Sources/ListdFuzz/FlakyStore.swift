@@ -1,6 +1,7 @@
 import DiffableCore
 import ListServer
 import ListServerTestKit
+import ListEngine
 import ListStore
 import ListStoreSQLite
 import ListWire
@@ -41,8 +42,7 @@ final class FlakyStore: Store, @unchecked Sendable {
 
     /// The stored state in `InProcessServer.stateEncoding`'s form.
     func storedEncoding() throws -> [UInt8] {
-        let model = StateModel()
-        try model.load(try inner.load())
+        let model = try StateModel(loading: inner.load())
         return InProcessServer.encoding(of: model)
     }
 

@@ -2,6 +2,7 @@ import DiffableCore
 import ListAccess
 import ListServer
 import ListServerTestKit
+import ListEngine
 import ListStore
 import ListWire
 

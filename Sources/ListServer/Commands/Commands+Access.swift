@@ -1,6 +1,7 @@
 import DiffableCore
 import FileSafety
 import ListAccess
+import ListEngine
 import ListStore
 import ListWire
 

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListEngine
 import ListStore
 import ListWire
 
@@ -55,7 +56,7 @@ extension CommandRouter {
                 }
                 let version = dataSource.version
                 func execution(_ cell: CellReply) -> Execution {
-                    let event = ViewEvent.cellUpdated(view: view, cell: cell)
+                    let event = ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { cell.write(to: &$0) })
                     return Execution(
                         result: { writer in
                             writer.key("version")
@@ -183,7 +184,7 @@ extension CommandRouter {
                 guard let cell = view.cells.displayedCell(for: item) else { continue }
                 switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations, work: work) {
                 case nil: continue
-                case .configured(let configured): view.connection.sendEvent(ViewEvent.cellUpdated(view: view, cell: configured))
+                case .configured(let configured): view.connection.sendEvent(ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { configured.write(to: &$0) }))
                 case .plugin(var request, let placeholder):
                     request.index = placeholders.count
                     pluginRequests.append(request)
@@ -194,7 +195,7 @@ extension CommandRouter {
             if !pluginRequests.isEmpty, let eventLoop = view.connection.eventLoop {
                 configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, state: state, eventLoop: eventLoop) { cells in
                     for cell in cells where view.cells.cells[cell.id]?.displayedFor != nil {
-                        view.connection.sendEvent(ViewEvent.cellUpdated(view: view, cell: cell))
+                        view.connection.sendEvent(ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { cell.write(to: &$0) }))
                     }
                 }
             }

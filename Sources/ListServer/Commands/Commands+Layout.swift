@@ -1,5 +1,6 @@
 import DiffableCore
 import ListLayout
+import ListEngine
 import ListStore
 import ListWire
 

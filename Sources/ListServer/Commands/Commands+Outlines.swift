@@ -1,4 +1,5 @@
 import DiffableCore
+import ListEngine
 import ListStore
 import ListWire
 

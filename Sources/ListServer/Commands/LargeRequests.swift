@@ -1,4 +1,5 @@
 import DiffableCore
+import ListEngine
 import ListStore
 import ListWire
 import NIOCore
@@ -150,12 +151,6 @@ final class PreparedApply: Sendable {
     func applies(to current: DataSourceModel?) -> Bool {
         current?.version == baseVersion && current?.incarnation == baseIncarnation
     }
-}
-
-/// A diff computed before the commit, with its encoding (the reply and the event use it as it is).
-struct KnownChanges: Sendable {
-    let changes: StagedChanges
-    let json: [UInt8]
 }
 
 /// Outline changes to large data sources are worked out off the loop too: an outline of 400k items

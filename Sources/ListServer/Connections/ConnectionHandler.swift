@@ -1,5 +1,6 @@
 import DiffableCore
 import ListAccess
+import ListEngine
 import ListWire
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import CSystemd
+import ListEngine
 import ListStore
 import Logging
 import ListWire

@@ -1,3 +1,4 @@
+import ListEngine
 import ListStore
 
 /// A store the server is to write to, opened by its host (listd picks and opens it), with what it held.

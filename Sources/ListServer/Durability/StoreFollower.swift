@@ -1,4 +1,5 @@
 import CellCore
+import ListEngine
 import ListStore
 import Logging
 import NIOCore

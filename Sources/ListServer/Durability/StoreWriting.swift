@@ -1,3 +1,4 @@
+import ListEngine
 import ListStore
 import NIOCore
 

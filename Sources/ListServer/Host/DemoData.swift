@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListEngine
 import ListStore
 
 /// The demo data sources (`listd --demo`), built from the seeds' sample data: the Home screen's

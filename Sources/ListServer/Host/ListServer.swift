@@ -1,6 +1,7 @@
 import DiffableCore
 import FileSafety
 import ListAccess
+import ListEngine
 import ListStore
 import Logging
 import NIOCore
@@ -50,11 +51,11 @@ public final class ListServer: Sendable {
             let state = ServerState(configuration: configuration, logger: logger)
             state.largeRequests = largeRequests
             if let opened {
-                try state.serve(opened.loaded)
+                try state.engine.load(opened.loaded)
                 state.storage = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
-                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, registrations in
-                    bound.value.undo(undos, dataSources: touched, registrations: registrations)
+                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, _ in
+                    bound.value.undo(undos, dataSources: touched)
                 }
                 pipeline.loaded(opened.loaded)
                 if opened.periodicSync { pipeline.startPeriodicSync() }
@@ -271,6 +272,7 @@ public final class ListServer: Sendable {
             updated.socketMode = state.value.configuration.socketMode
             updated.socketGroup = state.value.configuration.socketGroup
             state.value.configuration = updated
+            state.value.engine.retention = (updated.changeLogVersions, updated.changeLogBytes)
             // Renamed users show from now on; what the new rules no longer allow stops now.
             state.value.userNames.clear()
             state.value.enforcePolicyOnOpenConnections()

@@ -1,4 +1,5 @@
 import ListAccess
+import ListEngine
 import ListStore
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import DiffableCore
+import ListEngine
 import ListStore
 import ListWire
 import NIOCore
@@ -68,64 +69,40 @@ extension ServerState {
         storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
-        let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
         let recordingUndo = pipeline != nil && !followed
-        var outcome: ChangeOutcome
-        if let rehearsal, let installed = try model.install(rehearsal, limits: changeLimits, recordingUndo: recordingUndo) {
-            outcome = installed  // worked out off the loop against this very version
-        } else {
-            outcome = try model.apply(change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, knownChanges: known?.changes)
-        }
+        var applied = try engine.commit(
+            change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, storedEvent: storedEvent, known: known,
+            rehearsal: rehearsal)
         // The replaced snapshot is freed off the loop (nothing else may keep it: the outcome lets it go).
-        let retired = outcome.retired.map(Releasing.init)
-        outcome.retired = nil
+        let retired = applied.outcome.retired.map(Releasing.init)
+        applied.outcome.retired = nil
         if !followed, let follower { follower.touched(change.dataSourceName) }
-        var committed = Committed(outcome: outcome)
-        // A data-source change's event line: sent to the views, retained for views that resume, stored.
-        var event: [UInt8]?
-        var retainedEvent: [UInt8]?
-        if case .dataSource(let name, _, _, let operation) = change {
-            let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
-            if let storedEvent {
-                event = storedEvent  // the committing instance's line, the same bytes this one would make
-            } else if case .setLayout = operation {
-                event = Self.layoutChangedEvent(dataSource)
-            } else if let known {
-                committed.changesJSON = known.json
-                if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) { event = dataSource.changesEvent(changesJSON: known.json) }
-            } else if !(dataSource.views.isEmpty && RetainedEvents.tooLarge(outcome)) {
-                var changes = JSONWriter(capacity: 192)
-                changes.changes(outcome.changes, reloadData: outcome.reloadData)
-                committed.changesJSON = changes.bytes
-                event = dataSource.changesEvent(changesJSON: changes.bytes)
-            }
-            retainedEvent = outcome.reloadData || (event?.count ?? .max) > RetainedEvents.maximumEventBytes ? nil : event
-            dataSource.retained.append(dataSource.version, retainedEvent)
-        }
+        var committed = Committed(outcome: applied.outcome)
+        committed.changesJSON = applied.changesJSON
         if let pipeline, !followed {
-            let records = model.records(of: change, outcome: outcome, event: retainedEvent)
+            let records = model.records(of: change, outcome: applied.outcome, event: applied.retainedEvent)
             if !records.isEmpty {
                 committed.durable = pipeline.add(
-                    records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: previousVersion,
-                    registrations: change.dataSourceName == nil, undo: outcome.undo)
+                    records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: applied.previousVersion,
+                    registrations: change.dataSourceName == nil, undo: applied.outcome.undo)
             }
         }
+        let dataSource = applied.dataSource.map { unsafeDowncast($0, to: DataSource.self) }
+        committed.dataSource = dataSource
         switch change {
-        case .createDataSource(let name, _, _):
-            committed.dataSource = serve(name)
-        case .dropDataSource(let name):
-            guard let dropped = dataSources[name] else { break }
-            committed.dataSource = dropped
+        case .createDataSource, .register:
+            break
+        case .dropDataSource:
+            guard let dropped = dataSource else { break }
             let views = dropped.attachedViews
             committed.afterReply.append { [self] in
-                if dataSources[name] === dropped { dataSources[name] = nil }
+                engine.retire(dropped)
                 for view in views { view.connection.viewDropped(view) }
             }
-        case .dataSource(let name, _, _, let operation):
-            let dataSource = dataSources[name]!
-            committed.dataSource = dataSource
+        case .dataSource(_, _, _, let operation):
+            guard let dataSource else { break }
             // One buffer for every view (`changes` or `layoutChanged`).
-            if let event, !dataSource.views.isEmpty {
+            if let event = applied.event, !dataSource.views.isEmpty {
                 var buffer = allocator.buffer(capacity: event.count + 1)
                 buffer.writeBytes(event)
                 buffer.writeInteger(UInt8(ascii: "\n"))
@@ -134,6 +111,7 @@ extension ServerState {
             if case .setLayout = operation {
                 // Views keep their cells; they draw them in the new layout.
             } else {
+                let outcome = applied.outcome
                 committed.afterReply.append { [self] in
                     CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
                 }
@@ -141,8 +119,6 @@ extension ServerState {
             if let retired {
                 committed.afterReply.append { [self] in releaseOffLoop(retired) }
             }
-        case .register:
-            break
         case .unregister(let name):
             committed.afterReply.append { [self] in
                 for dataSource in dataSources.values {
@@ -163,55 +139,13 @@ extension ServerState {
     }
 
     /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
-    /// first), so memory is as it was before the failed group, and serves the touched data sources as
-    /// they are now. Their views were sent none of those changes (a change is published once durable),
-    /// so they need no event; a data source the undone changes had created is forgotten, one they had
-    /// dropped is served again.
-    package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>, registrations: Bool) {
-        model.undo(undos)
-        for name in touched {
-            if let restored = model.dataSources[name] {
-                if let served = dataSources[name] {
-                    if served.incarnation != restored.incarnation { served.retained.removeAll() }
-                    served.model = restored
-                    served.retained.removeVersions(after: restored.version)
-                } else {
-                    dataSources[name] = makeDataSource(restored)
-                }
-            } else if let served = dataSources.removeValue(forKey: name) {
-                for view in served.attachedViews { view.connection.viewDropped(view) }
-            }
+    /// first), so memory is as it was before the failed group (see `StateEngine.undo`). The views were
+    /// sent none of those changes (a change is published once durable), so they need no event; the
+    /// views of a data source the undone changes had created are told it is gone.
+    package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) {
+        for gone in engine.undo(undos, dataSources: touched) {
+            for view in unsafeDowncast(gone, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
         }
-    }
-
-    /// Loads what a store holds into the (empty) state at start-up and serves it, with the events
-    /// the store kept for views that resume.
-    package func serve(_ loaded: StoredState) throws(StorageError) {
-        try model.load(loaded)
-        for stored in loaded.dataSources {
-            let dataSource = makeDataSource(model.dataSources[stored.name]!)
-            for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
-            dataSources[stored.name] = dataSource
-        }
-    }
-
-    /// Starts serving a data source the model just created.
-    private func serve(_ name: String) -> DataSource {
-        let dataSource = makeDataSource(model.dataSources[name]!)
-        dataSources[name] = dataSource
-        return dataSource
-    }
-
-    /// Serves a data source of the model, with empty retained events.
-    func makeDataSource(_ model: DataSourceModel) -> DataSource {
-        DataSource(
-            model: model,
-            retention: RetainedEvents(maximumVersions: configuration.changeLogVersions, maximumBytes: configuration.changeLogBytes))
-    }
-
-    /// The `layoutChanged` event of the data source's current version (see `ViewEvent.layoutChanged`).
-    private static func layoutChangedEvent(_ dataSource: DataSource) -> [UInt8] {
-        ViewEvent.layoutChanged(dataSource: dataSource.name, version: dataSource.version, layout: dataSource.layout.json)
     }
 }
 

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListEngine
 import ListStore
 import ListWire
 import NIOCore
@@ -23,54 +24,44 @@ extension ServerState {
         for action in committed.afterReply { action() }
     }
 
-    /// Serves a data source as another instance stored it, read whole. Views of the same incarnation
-    /// reload (a `changes` event with `reloadData`); views of another incarnation are told it was
-    /// dropped. Returns false when nothing changed (the version held here is as new).
+    /// Serves a data source as another instance stored it, read whole (see `StateEngine.serve(stored:)`).
+    /// Views of the same incarnation reload (a `changes` event with `reloadData`); views of another
+    /// incarnation are told it was dropped. Returns false when nothing changed (the version held here
+    /// is as new).
     func serveFollowed(_ stored: StoredDataSource) -> Bool {
-        let name = stored.name
-        let served = dataSources[name]
-        let storedVersion = stored.tail.last?.version ?? stored.checkpoint.version
-        if let served, served.incarnation == stored.incarnation, served.version >= storedVersion { return false }
+        let serving: StateEngine.StoredServing
         do {
-            try model.restore(stored)
+            serving = try engine.serve(stored: stored)
         } catch {
-            logger.error("cannot serve a data source another instance stored", metadata: ["dataSource": "\(name)", "error": "\(error)"])
+            logger.error("cannot serve a data source another instance stored", metadata: ["dataSource": "\(stored.name)", "error": "\(error)"])
             return false
         }
-        let restored = model.dataSources[name]!
-        if let served, served.incarnation == restored.incarnation {
-            served.model = restored
-            served.retained.removeAll()
-            publishReload(of: served)
-        } else {
-            if let served {
-                for view in served.attachedViews { view.connection.viewDropped(view, reason: "made again by another listd") }
+        switch serving {
+        case .unchanged:
+            return false
+        case .reloaded(let served):
+            publishReload(of: unsafeDowncast(served, to: DataSource.self))
+        case .replaced(let previous, _):
+            if let previous = previous.map({ unsafeDowncast($0, to: DataSource.self) }) {
+                for view in previous.attachedViews { view.connection.viewDropped(view, reason: "made again by another listd") }
             }
-            let dataSource = makeDataSource(restored)
-            for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
-            dataSources[name] = dataSource
         }
         return true
     }
 
     /// Drops a data source another instance dropped; its views are told.
     func dropFollowed(_ name: String) {
-        guard let dropped = dataSources.removeValue(forKey: name) else { return }
-        model.forget(dataSource: name)
-        for view in dropped.attachedViews { view.connection.viewDropped(view) }
+        guard let dropped = engine.forget(dataSource: name) else { return }
+        for view in unsafeDowncast(dropped, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
     }
 
     /// Makes the registrations the stored ones; the reuse pools of registrations deleted or defined
     /// otherwise drain, as after `unregister`.
     func restoreFollowedRegistrations(_ stored: [Registration]) {
-        let current = model.registrations
-        let kept = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        let changed = current.values.filter { registration in kept[registration.name].map { $0.definition != registration.definition } ?? true }
-        guard !changed.isEmpty || stored.count != current.count || stored.map(\.name) != model.registrationOrder else { return }
-        model.restoreRegistrations(stored)
+        guard let changed = engine.restoreRegistrations(stored) else { return }
         for registration in changed {
             for dataSource in dataSources.values {
-                for view in dataSource.attachedViews { view.cells.drain(registration: registration.name) }
+                for view in dataSource.attachedViews { view.cells.drain(registration: registration) }
             }
         }
     }

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListAccess
+import ListEngine
 import ListStore
 import ListWire
 import Logging
@@ -14,8 +15,11 @@ package final class ServerState {
     var configuration: ServerConfiguration
     package let logger: Logger
     let startedAt = ContinuousClock.now
-    /// The state that lasts (data sources, registrations): changed only through `commit`.
-    package let model = StateModel()
+    /// The one writer of the state that lasts (data sources, registrations) and of the served data
+    /// sources; the server changes them only through `commit` and the engine's other writes.
+    package let engine: StateEngine
+    /// The state that lasts, for reading.
+    package var model: StateModel { engine.model }
     /// The thread large requests are decoded and prepared on (see LargeRequests.swift); none in process.
     var largeRequests: NIOThreadPool?
     /// Writes committed changes to the store (none with `--ephemeral`).
@@ -25,7 +29,7 @@ package final class ServerState {
     /// Follows the other instances sharing the store (PostgreSQL only).
     var follower: StoreFollower?
     /// The data sources as served (their models and attached views), by name.
-    package var dataSources: [String: DataSource] = [:]
+    package var dataSources: ServedDataSources { ServedDataSources(engine.dataSources) }
     /// Cell registrations, by name.
     var registrations: [String: Registration] { model.registrations }
     /// Registration names in creation order.
@@ -76,6 +80,9 @@ package final class ServerState {
     package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { model, retained in
+            DataSource(model: model, retained: retained)
+        }
     }
 
     func countCommand(_ index: Int) {
@@ -153,4 +160,25 @@ struct CellTotals {
     var counters = ViewCells.Counters()
     var displayed = 0
     var pooled = 0
+}
+
+/// The engine's served data sources as the server's (`DataSource`, which carry the views): a read-only
+/// view of `StateEngine.dataSources`.
+package struct ServedDataSources {
+    private let all: [String: ServedDataSource]
+
+    init(_ all: [String: ServedDataSource]) { self.all = all }
+
+    /// The data source named `name`, if served.
+    package subscript(name: String) -> DataSource? {
+        all[name].map { unsafeDowncast($0, to: DataSource.self) }
+    }
+
+    package var values: LazyMapSequence<Dictionary<String, ServedDataSource>.Values, DataSource> {
+        all.values.lazy.map { unsafeDowncast($0, to: DataSource.self) }
+    }
+
+    package var keys: Dictionary<String, ServedDataSource>.Keys { all.keys }
+    package var count: Int { all.count }
+    package var isEmpty: Bool { all.isEmpty }
 }

@@ -1,42 +1,23 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListEngine
 import ListStore
 import ListWire
 import NIOCore
 
-/// One named data source as the server serves it: its state (the `DataSourceModel`, changed only
-/// through the commit path) and the views attached to it. Confined to the server's event loop.
-package final class DataSource {
-    /// Replaced only when a failed write restores the data source from the store.
-    package var model: DataSourceModel
+/// One named data source as the server serves it: the engine's served data source (its state and
+/// retained events, written only by `StateEngine`) with the views attached to it. Confined to the
+/// server's event loop.
+package final class DataSource: ServedDataSource {
     /// Attached views, by view name.
     private(set) var views: [String: ViewSession] = [:]
     /// The views in attach order, with detached ones left in place until they outnumber the attached
     /// (then dropped in one pass), so that attaching and detaching are O(1) amortized: closing a
     /// connection with many views costs what it has, not its square.
     private var viewOrder: [ViewSession] = []
-    /// The events of recent versions, for views that resume (`attach` with `fromVersion`).
-    var retained: RetainedEvents
 
-    init(model: DataSourceModel, retention: RetainedEvents) {
-        self.model = model
-        retained = retention
-    }
-
-    var name: String { model.name }
-    package var incarnation: String { model.incarnation }
-    package var snapshot: Snapshot { model.snapshot }
-    package var version: Int { model.version }
-    var outlines: [String: SectionSnapshot] { model.outlines }
-    var cellProvider: CellProvider? { model.cellProvider }
-    var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }
-    var layout: LayoutDescription { model.layout }
-
-    /// The `changes` event of this data source's current version (see `ViewEvent.changes`).
-    func changesEvent(changesJSON: [UInt8]) -> [UInt8] {
-        ViewEvent.changes(dataSource: name, version: version, changesJSON: changesJSON)
-    }
+    package override var hasViews: Bool { !views.isEmpty }
 
     func attach(_ attachment: ViewSession) {
         views[attachment.name] = attachment

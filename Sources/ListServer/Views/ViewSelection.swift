@@ -1,3 +1,4 @@
+import ListEngine
 import ListWire
 
 /// The items selected in one view, in the order they were selected: UIKit's
@@ -41,7 +42,8 @@ extension DataSource {
         guard !selected.isEmpty || !deselected.isEmpty else { return }
         for receiver in attachedViews where receiver.followsSelection && receiver !== view {
             receiver.connection.sendEvent(
-                ViewEvent.selectionChanged(dataSource: name, receiver: receiver, from: view, selected: selected, deselected: deselected))
+                ViewEvent.selectionChanged(
+                    dataSource: name, receiver: receiver.name, from: { view.writeSelection(to: &$0) }, selected: selected, deselected: deselected))
         }
     }
 
@@ -78,14 +80,5 @@ extension ViewSession {
             cells.setState(state, of: id)
         }
         return (id, reused)
-    }
-}
-
-extension JSONWriter {
-    /// An array of strings.
-    mutating func strings(_ values: [String]) {
-        beginArray()
-        for value in values { string(value) }
-        endArray()
     }
 }

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListStore
 import ListWire
 
 /// A data-source change worked out on a copy of the data source, on any thread (a server does it off
@@ -50,7 +51,7 @@ extension StateModel {
     /// Installs a rehearsed change: the data source takes the rehearsal's result in O(number of outlines),
     /// after the per-user quotas are checked. `nil` (nothing changed) when the data source is no longer
     /// at the version the change was rehearsed against: apply the change instead.
-    public func install(_ rehearsal: Rehearsal, limits: ChangeLimits, recordingUndo: Bool) throws(WireError) -> ChangeOutcome? {
+    func install(_ rehearsal: Rehearsal, limits: ChangeLimits, recordingUndo: Bool) throws(WireError) -> ChangeOutcome? {
         guard case .dataSource(let name, _, _, _) = rehearsal.change, let dataSource = dataSources[name],
             dataSource.version == rehearsal.baseVersion, dataSource.incarnation == rehearsal.baseIncarnation
         else { return nil }

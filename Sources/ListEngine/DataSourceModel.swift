@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListStore
 
 /// One named data source's state: its snapshot, version, outlines, cell providers and layout.
 ///

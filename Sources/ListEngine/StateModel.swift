@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListStore
 import ListWire
 
 /// listd's state that lasts: the data sources and the cell registrations.
@@ -80,7 +81,7 @@ public final class StateModel {
     ///
     /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state
     ///   copy, also when recording its undo).
-    public func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false, knownChanges: StagedChanges? = nil) throws(WireError)
+    func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false, knownChanges: StagedChanges? = nil) throws(WireError)
         -> ChangeOutcome
     {
         switch change {

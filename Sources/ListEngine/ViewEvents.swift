@@ -1,14 +1,15 @@
 import DiffableCore
+import ListStore
 import ListWire
 
 /// Every event listd sends to views, built here and only here (one line each, without its newline).
 /// `ConnectionHandler.sendEvent` delivers them all: it applies the view queue limit
 /// (`maxViewQueueBytes`) and counts what it delivers in `stats` (`events.sent`).
-enum ViewEvent {
+public enum ViewEvent {
     /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: a committed change (encoded once:
     /// written to every view, retained for resuming, stored). `changesJSON` is the encoded `changes`
     /// object, shared with the reply to the change.
-    static func changes(dataSource: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
+    public static func changes(dataSource: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + 64)
         writer.beginObject()
         writer.key(literal: "event")
@@ -24,7 +25,7 @@ enum ViewEvent {
     }
 
     /// `{"event":"layoutChanged","dataSource":…,"version":…,"layout":…}`.
-    static func layoutChanged(dataSource: String, version: Int, layout: JSONValue) -> [UInt8] {
+    public static func layoutChanged(dataSource: String, version: Int, layout: JSONValue) -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
         writer.key("event")
@@ -41,24 +42,27 @@ enum ViewEvent {
 
     /// `{"event":"cellUpdated","dataSource":…,"view":…,"cell":…}`: a displayed cell configured again
     /// (a plugin's late answer, a state change).
-    static func cellUpdated(view: ViewSession, cell: CellReply) -> [UInt8] {
+    /// `cell` writes the cell object.
+    public static func cellUpdated(dataSource: String, view: String, cell: (inout JSONWriter) -> Void) -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
         writer.key("event")
         writer.string("cellUpdated")
         writer.key("dataSource")
-        writer.string(view.dataSource)
+        writer.string(dataSource)
         writer.key("view")
-        writer.string(view.name)
+        writer.string(view)
         writer.key("cell")
-        cell.write(to: &writer)
+        cell(&writer)
         writer.endObject()
         return writer.bytes
     }
 
     /// `{"event":"selectionChanged","dataSource":…,"view":…,"from":{view, user, items},"selected":…,"deselected":…}`
-    /// for `receiver`, about `view`'s selection.
-    static func selectionChanged(dataSource: String, receiver: ViewSession, from view: ViewSession, selected: [String], deselected: [String]) -> [UInt8] {
+    /// for the view `receiver`, about the selection of the view `from` writes.
+    public static func selectionChanged(
+        dataSource: String, receiver: String, from: (inout JSONWriter) -> Void, selected: [String], deselected: [String]
+    ) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.key("event")
@@ -66,9 +70,9 @@ enum ViewEvent {
         writer.key("dataSource")
         writer.string(dataSource)
         writer.key("view")
-        writer.string(receiver.name)
+        writer.string(receiver)
         writer.key("from")
-        view.writeSelection(to: &writer)
+        from(&writer)
         writer.key("selected")
         writer.strings(selected)
         writer.key("deselected")
@@ -79,14 +83,14 @@ enum ViewEvent {
 
     /// `{"event":"dropped","dataSource":…,"view":…,"reason"?:…}`: the view's data source was dropped (or,
     /// with `reason`, e.g. `access`, why else it is no longer served).
-    static func dropped(dataSource: String, view: String, reason: String?) -> [UInt8] {
+    public static func dropped(dataSource: String, view: String, reason: String?) -> [UInt8] {
         var event: [String: JSONValue] = ["event": "dropped", "dataSource": .string(dataSource), "view": .string(view)]
         if let reason { event["reason"] = .string(reason) }
         return JSONValue.object(event).jsonBytes
     }
 
     /// `{"event":"overflow","limit":…}`: the connection's views fell `limit` bytes behind and are cut.
-    static func overflow(limit: Int) -> [UInt8] {
+    public static func overflow(limit: Int) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("event")
@@ -98,5 +102,5 @@ enum ViewEvent {
     }
 
     /// `{"event":"shutdown"}`: listd is stopping.
-    static let shutdown = Array(#"{"event":"shutdown"}"#.utf8)
+    public static let shutdown = Array(#"{"event":"shutdown"}"#.utf8)
 }

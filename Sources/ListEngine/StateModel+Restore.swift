@@ -1,12 +1,19 @@
 import CellCore
 import DiffableCore
+import ListStore
 import ListWire
 
 extension StateModel {
+    /// A model of what a store holds, apart from any engine's (to compare a store with a served state).
+    public convenience init(loading stored: StoredState) throws(StorageError) {
+        self.init()
+        try load(stored)
+    }
+
     /// Loads a store's state into an empty model: the registrations, then every data source's
     /// checkpoint with its log tail replayed (through `apply`, without limits: what was accepted
     /// stays accepted).
-    public func load(_ stored: StoredState) throws(StorageError) {
+    func load(_ stored: StoredState) throws(StorageError) {
         registrations = Dictionary(stored.registrations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         registrationOrder = stored.registrations.map(\.name)
         defer { recountUsage() }
@@ -14,7 +21,7 @@ extension StateModel {
     }
 
     /// Makes a data source exactly what was stored: its checkpoint, then its log tail replayed.
-    public func restore(_ stored: StoredDataSource) throws(StorageError) {
+    func restore(_ stored: StoredDataSource) throws(StorageError) {
         defer { recountUsage() }
         try replay(stored)
     }
@@ -35,13 +42,13 @@ extension StateModel {
     }
 
     /// Forgets a data source the store does not have.
-    public func forget(dataSource name: String) {
+    func forget(dataSource name: String) {
         dataSources[name] = nil
         recountUsage()
     }
 
     /// Replaces every registration with the stored ones, in their order.
-    public func restoreRegistrations(_ stored: [Registration]) {
+    func restoreRegistrations(_ stored: [Registration]) {
         registrations = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         registrationOrder = stored.map(\.name)
         recountUsage()

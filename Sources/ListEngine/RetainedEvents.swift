@@ -4,16 +4,16 @@ import ListStore
 /// that reconnects is sent to catch up (`attach` with `fromVersion`). Bounded by a number of versions
 /// and of bytes; a version whose event was too large to keep (or made views reload everything) is kept
 /// as a gap, and resuming across it is not possible.
-struct RetainedEvents {
+public struct RetainedEvents: Sendable {
     private var entries: [(version: Int, event: [UInt8]?)] = []
     /// Entries before this index are dropped (compacted once they are half the array).
     private var start = 0
-    private(set) var byteCount = 0
+    public private(set) var byteCount = 0
 
-    var maximumVersions: Int
-    var maximumBytes: Int
+    public internal(set) var maximumVersions: Int
+    public internal(set) var maximumBytes: Int
 
-    init(maximumVersions: Int, maximumBytes: Int) {
+    public init(maximumVersions: Int, maximumBytes: Int) {
         self.maximumVersions = maximumVersions
         self.maximumBytes = maximumBytes
     }
@@ -28,7 +28,7 @@ struct RetainedEvents {
 
     /// The events of the versions after `version` up to the newest, in order; `nil` when one of them is
     /// not kept (or `version` is older than what is kept).
-    func events(after version: Int) -> [[UInt8]]? {
+    public func events(after version: Int) -> [[UInt8]]? {
         guard let newest = entries.last?.version else { return nil }
         if version == newest { return [] }
         guard start < entries.count, version >= entries[start].version - 1, version < newest else { return nil }
@@ -57,11 +57,11 @@ struct RetainedEvents {
 
     /// The largest event kept; larger ones (a huge `apply`) are gaps, and a view resuming across them
     /// gets the whole snapshot instead.
-    static let maximumEventBytes = 1 << 20
+    public static let maximumEventBytes = 1 << 20
 
     /// Whether a change surely makes an event over `maximumEventBytes` (so it need not be encoded when
     /// no view is attached).
-    static func tooLarge(_ outcome: ChangeOutcome) -> Bool {
+    public static func tooLarge(_ outcome: ChangeOutcome) -> Bool {
         let entries = outcome.changes.stages.reduce(0) { count, stage in
             count + stage.sectionDeletes.count + stage.sectionInserts.count + stage.sectionMoves.count + stage.sectionReloads.count
                 + stage.itemDeletes.count + stage.itemInserts.count + stage.itemMoves.count + stage.itemReloads.count

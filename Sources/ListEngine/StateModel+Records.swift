@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStore
 import ListWire
 
 extension StateModel {

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListLayout
+import ListStore
 
 /// What undoes one change `StateModel.apply(_:limits:recordingUndo:)` made: the inverse the core
 /// recorded while it made the change (for snapshot edits), or what the change replaced (a whole
@@ -75,7 +76,7 @@ extension DataSourceModel {
 extension StateModel {
     /// Undoes changes newest first (`undos` in the order they were made): the state becomes what it was
     /// before the oldest. Usage is recounted once. O(what the changes did + data sources).
-    public func undo(_ undos: [ChangeUndo]) {
+    func undo(_ undos: [ChangeUndo]) {
         guard !undos.isEmpty else { return }
         for undo in undos.reversed() {
             switch undo.step {

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListLayout
+@testable import ListEngine
 import ListStore
 import ListWire
 import TestSupport

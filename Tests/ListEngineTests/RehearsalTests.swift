@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+@testable import ListEngine
 import ListStore
 import ListWire
 import Testing

@@ -1,0 +1,203 @@
+import CellCore
+import DiffableCore
+import ListStore
+import ListWire
+
+/// The one writer of listd's state: the model (data sources and registrations) and the data sources
+/// as served, with the events of their recent versions. Every write goes through one of its methods:
+/// committing a local change, applying a followed one, loading the store at start-up, serving a data
+/// source as read from the store, dropping one another instance dropped, and undoing a failed write.
+/// Nothing outside this module can write `StateModel`, a `DataSourceModel` or a `ServedDataSource`.
+///
+/// Confined to one thread (the server's event loop); no I/O. What a write means for views (sending
+/// its event, dropping views, draining pools) is returned for the caller to carry out.
+public final class StateEngine {
+    /// The state, for reading (its mutators are internal to this module).
+    public let model = StateModel()
+    /// The data sources as served, by name.
+    public private(set) var dataSources: [String: ServedDataSource] = [:]
+    /// How many versions, and bytes of events, each data source keeps for views that resume; applies to
+    /// data sources served from now on.
+    public var retention: (versions: Int, bytes: Int)
+    private let makeServed: (DataSourceModel, RetainedEvents) -> ServedDataSource
+
+    /// An empty engine. `makeServed` makes the served form of a data source (the server's, which carries
+    /// its views) from the model and its retained events.
+    public init(retention: (versions: Int, bytes: Int), makeServed: @escaping (DataSourceModel, RetainedEvents) -> ServedDataSource) {
+        self.retention = retention
+        self.makeServed = makeServed
+    }
+
+    /// Applies a change (all or nothing) and makes its event: `changes` (or `layoutChanged`) of the new
+    /// version, retained for views that resume.
+    ///
+    /// - `recordingUndo`: keep what undoes the change (`ChangeOutcome.undo`), while it is not yet durable.
+    /// - `storedEvent`: the event line another instance stored with a followed change, used as it is.
+    /// - `known`: the change's diff, worked out and encoded before (off the loop).
+    /// - `rehearsal`: the change worked out on a copy; installed in O(1) when the data source is still
+    ///   at the version it was worked out against.
+    public func commit(
+        _ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, storedEvent: [UInt8]? = nil, known: KnownChanges? = nil,
+        rehearsal: Rehearsal? = nil
+    ) throws(WireError) -> AppliedChange {
+        let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
+        var outcome: ChangeOutcome
+        if let rehearsal, let installed = try model.install(rehearsal, limits: limits, recordingUndo: recordingUndo) {
+            outcome = installed  // worked out off the loop against this very version
+        } else {
+            outcome = try model.apply(change, limits: limits, recordingUndo: recordingUndo, knownChanges: known?.changes)
+        }
+        var applied = AppliedChange(outcome: outcome, previousVersion: previousVersion)
+        switch change {
+        case .createDataSource(let name, _, _):
+            applied.dataSource = serve(name)
+        case .dropDataSource(let name):
+            applied.dataSource = dataSources[name]  // still served until `retire(_:)`
+        case .dataSource(let name, _, _, let operation):
+            let dataSource = outcome.createdDataSource ? serve(name) : dataSources[name]!
+            applied.dataSource = dataSource
+            // The event line: sent to the views, retained for views that resume, stored.
+            if let storedEvent {
+                applied.event = storedEvent  // the committing instance's line, the same bytes this one would make
+            } else if case .setLayout = operation {
+                applied.event = ViewEvent.layoutChanged(dataSource: name, version: dataSource.version, layout: dataSource.layout.json)
+            } else if let known {
+                applied.changesJSON = known.json
+                if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) { applied.event = dataSource.changesEvent(changesJSON: known.json) }
+            } else if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) {
+                var changes = JSONWriter(capacity: 192)
+                changes.changes(outcome.changes, reloadData: outcome.reloadData)
+                applied.changesJSON = changes.bytes
+                applied.event = dataSource.changesEvent(changesJSON: changes.bytes)
+            }
+            let retainable = !outcome.reloadData && (applied.event?.count ?? .max) <= RetainedEvents.maximumEventBytes
+            applied.retainedEvent = retainable ? applied.event : nil
+            dataSource.retained.append(dataSource.version, applied.retainedEvent)
+        case .register, .unregister:
+            break
+        }
+        return applied
+    }
+
+    /// Stops serving a data source a committed `dropDataSource` removed from the model (once its reply
+    /// is written), unless it was served again since.
+    public func retire(_ dropped: ServedDataSource) {
+        if dataSources[dropped.name] === dropped, model.dataSources[dropped.name] == nil { dataSources[dropped.name] = nil }
+    }
+
+    /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
+    /// first), and serves the touched data sources as they are now. Returns the served data sources
+    /// that are no longer served (the undone changes had created them): their views are to be told.
+    public func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) -> [ServedDataSource] {
+        model.undo(undos)
+        var gone: [ServedDataSource] = []
+        for name in touched {
+            if let restored = model.dataSources[name] {
+                if let served = dataSources[name] {
+                    if served.incarnation != restored.incarnation { served.retained.removeAll() }
+                    served.model = restored
+                    served.retained.removeVersions(after: restored.version)
+                } else {
+                    dataSources[name] = makeServed(restored, emptyRetained)
+                }
+            } else if let served = dataSources.removeValue(forKey: name) {
+                gone.append(served)
+            }
+        }
+        return gone
+    }
+
+    /// Loads what a store holds into the (empty) state at start-up and serves it, with the events the
+    /// store kept for views that resume.
+    public func load(_ loaded: StoredState) throws(StorageError) {
+        try model.load(loaded)
+        for stored in loaded.dataSources {
+            let dataSource = makeServed(model.dataSources[stored.name]!, emptyRetained)
+            for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
+            dataSources[stored.name] = dataSource
+        }
+    }
+
+    /// What serving a data source as read from the store did.
+    public enum StoredServing {
+        /// The version served here was as new: nothing changed.
+        case unchanged
+        /// The same incarnation at a newer version: its views reload everything.
+        case reloaded(ServedDataSource)
+        /// Another incarnation (or one not served before): the previous one's views are told it is gone.
+        case replaced(previous: ServedDataSource?, current: ServedDataSource)
+    }
+
+    /// Serves a data source exactly as another instance stored it, read whole.
+    public func serve(stored: StoredDataSource) throws(StorageError) -> StoredServing {
+        let name = stored.name
+        let served = dataSources[name]
+        let storedVersion = stored.tail.last?.version ?? stored.checkpoint.version
+        if let served, served.incarnation == stored.incarnation, served.version >= storedVersion { return .unchanged }
+        try model.restore(stored)
+        let restored = model.dataSources[name]!
+        if let served, served.incarnation == restored.incarnation {
+            served.model = restored
+            served.retained.removeAll()
+            return .reloaded(served)
+        }
+        let dataSource = makeServed(restored, emptyRetained)
+        for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
+        dataSources[name] = dataSource
+        return .replaced(previous: served, current: dataSource)
+    }
+
+    /// Forgets a data source another instance dropped; returns the one that was served (its views are
+    /// to be told).
+    public func forget(dataSource name: String) -> ServedDataSource? {
+        guard let dropped = dataSources.removeValue(forKey: name) else { return nil }
+        model.forget(dataSource: name)
+        return dropped
+    }
+
+    /// Makes the registrations the stored ones (in their order). Returns the names of the registrations
+    /// deleted or defined otherwise (their reuse pools drain), or `nil` when nothing changed.
+    public func restoreRegistrations(_ stored: [Registration]) -> [String]? {
+        let current = model.registrations
+        let kept = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        let changed = current.values.filter { registration in kept[registration.name].map { $0.definition != registration.definition } ?? true }
+        guard !changed.isEmpty || stored.count != current.count || stored.map(\.name) != model.registrationOrder else { return nil }
+        model.restoreRegistrations(stored)
+        return changed.map(\.name)
+    }
+
+    /// Starts serving a data source the model just created.
+    private func serve(_ name: String) -> ServedDataSource {
+        let dataSource = makeServed(model.dataSources[name]!, emptyRetained)
+        dataSources[name] = dataSource
+        return dataSource
+    }
+
+    private var emptyRetained: RetainedEvents { RetainedEvents(maximumVersions: retention.versions, maximumBytes: retention.bytes) }
+}
+
+/// What `StateEngine.commit` did: the outcome and the event made for it.
+public struct AppliedChange {
+    public var outcome: ChangeOutcome
+    /// The data source's version before the change (`nil` for registrations, or a new data source).
+    public var previousVersion: Int?
+    /// The served data source the change touched (created, changed, or dropped and not yet retired).
+    public var dataSource: ServedDataSource?
+    /// The event line for the data source's views (`changes` or `layoutChanged`), when one was made.
+    public var event: [UInt8]?
+    /// The event as retained and stored: `nil` when it is not kept (a reload, or too large).
+    public var retainedEvent: [UInt8]?
+    /// The encoded `changes` object when the event was made: the reply reuses it.
+    public var changesJSON: [UInt8]?
+}
+
+/// A diff computed before the commit, with its encoding (the reply and the event use it as it is).
+public struct KnownChanges: Sendable {
+    public let changes: StagedChanges
+    public let json: [UInt8]
+
+    public init(changes: StagedChanges, json: [UInt8]) {
+        self.changes = changes
+        self.json = json
+    }
+}
