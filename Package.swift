@@ -79,11 +79,20 @@ let package = Package(
         .target(name: "CTestCredentials", path: "Tests/CTestCredentials"),
         // Tests and benchmarks only: a real PostgreSQL in a temporary directory (initdb, pg_ctl).
         .target(name: "PostgresTestServer", dependencies: ["CTestCredentials"], path: "Tests/PostgresTestServer"),
+        // Durability: the commit pipeline (group commit, parking, undo after a failed write, checkpoints,
+        // upkeep, sync, backup), the writer thread, and the follower's state machine. Any `Store`.
+        // (CSystemd for its thread-niceness shim.)
+        .target(
+            name: "ListDurability",
+            dependencies: [
+                "CSystemd", "ListEngine", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
             dependencies: [
-                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListEngine", "ListAccess", "FileSafety",
+                "DiffableCore", "CellCore", "ListWire", "CSystemd", "ListStore", "ListEngine", "ListDurability", "ListAccess", "FileSafety",
                 "ListLayout", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -93,13 +102,13 @@ let package = Package(
         .target(
             name: "ListServerTestKit",
             dependencies: [
-                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListServer", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess", "ListClient", "FileSafety",
+                "ListServer", "ListDurability", "ListStore", "ListStoreSQLite", "ListStorePostgres", "ListAccess", "ListClient", "FileSafety",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -141,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListStoreSQLite", "CSystemd", "TestSupport",
+                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListStoreSQLite", "CSystemd", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),

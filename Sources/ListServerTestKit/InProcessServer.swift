@@ -1,5 +1,6 @@
 import DiffableCore
 import ListAccess
+import ListDurability
 import ListEngine
 import ListStore
 import ListWire

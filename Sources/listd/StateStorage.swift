@@ -1,3 +1,4 @@
+import ListDurability
 import ListServer
 import ListStore
 import ListStorePostgres

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import Foundation
+import ListDurability
 import ListServerTestKit
 import ListEngine
 import ListStore

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import Foundation
+import ListDurability
 import ListEngine
 import ListStore
 import ListWire

@@ -1,4 +1,5 @@
 import DiffableCore
+import ListDurability
 import ListWire
 import NIOCore
 
@@ -27,35 +28,6 @@ struct Execution {
     var failure: WireError? = nil
     /// `deferred` only waits for the change to be stored.
     var awaitsStorage = false
-}
-
-/// A value that arrives later, on the event loop (no threads involved: everything is loop-confined).
-final class Deferred<Value> {
-    private var value: Value?
-    private var handler: ((Value) -> Void)?
-
-    func resolve(_ value: Value) {
-        if let handler {
-            self.handler = nil
-            handler(value)
-        } else {
-            self.value = value
-        }
-    }
-
-    func whenResolved(_ body: @escaping (Value) -> Void) {
-        if let value {
-            body(value)
-        } else {
-            handler = body
-        }
-    }
-
-    func map<Other>(_ transform: @escaping (Value) -> Other) -> Deferred<Other> {
-        let mapped = Deferred<Other>()
-        whenResolved { mapped.resolve(transform($0)) }
-        return mapped
-    }
 }
 
 /// The documentation of one argument, for `describe`.
@@ -211,7 +183,7 @@ struct CommandRouter: Sendable {
                 let dataSource = context.state.dataSources[name], expected > dataSource.version
             else { throw error }
             let retried = Deferred<Execution>()
-            follower.catchUp(name).whenResolved {
+            follower.catchUp([name], registrations: false).whenResolved {
                 final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: 0) }.whenResolved { retried.resolve($0) }
             }
             var waiting = Execution { _ in }

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListDurability
 import ListEngine
 import ListStore
 import ListWire

@@ -1,3 +1,4 @@
+import ListDurability
 import ListWire
 
 extension CommandRouter {

@@ -1,4 +1,5 @@
 import DiffableCore
+import ListDurability
 import ListEngine
 import ListStore
 import ListWire

@@ -1,6 +1,7 @@
 import DiffableCore
 import FileSafety
 import ListAccess
+import ListDurability
 import ListEngine
 import ListStore
 import Logging

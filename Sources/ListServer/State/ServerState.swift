@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListAccess
+import ListDurability
 import ListEngine
 import ListStore
 import ListWire

@@ -20,9 +20,9 @@ import NIOPosix
 ///
 /// After a failed write the writer takes no group until `resume()`: the loop undoes the failed group
 /// and what was added after it (`discardOpen()`), using jobs, which still run.
-final class GroupWriter: @unchecked Sendable {
+package final class GroupWriter: @unchecked Sendable {
     /// What one group's write came to, delivered on the event loop in the order groups were written.
-    struct Report: Sendable {
+    package struct Report: Sendable {
         /// The mutations (calls of `add`) the group held, oldest first.
         let mutations: Int
         let records: Int
@@ -47,7 +47,7 @@ final class GroupWriter: @unchecked Sendable {
     private var sleeping = false
 
     /// `report` runs on `loop` after every group.
-    init(store: Store, loop: EventLoop, report: @escaping @Sendable (Report) -> Void) {
+    package init(store: Store, loop: EventLoop, report: @escaping @Sendable (Report) -> Void) {
         self.store = store
         self.loop = loop
         self.report = report
@@ -58,7 +58,7 @@ final class GroupWriter: @unchecked Sendable {
     /// Adds one mutation's records to the open group (from the event loop). A busy writer takes them
     /// as soon as it is done; a sleeping one wakes at once (measured: waiting for the end of the loop's
     /// turn made fewer, larger groups but no more throughput, and cost latency).
-    func add(_ records: [StoreRecord]) {
+    package func add(_ records: [StoreRecord]) {
         condition.lock()
         open.append(contentsOf: records)
         openMutations += 1
@@ -68,7 +68,7 @@ final class GroupWriter: @unchecked Sendable {
     }
 
     /// Runs `body` on the writer thread between two groups; the future completes on the event loop.
-    func perform<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
+    package func perform<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
         let promise = loop.makePromise(of: Value.self)
         enqueue { promise.completeWith(Result { try body() }) }
         return promise.futureResult
@@ -76,7 +76,7 @@ final class GroupWriter: @unchecked Sendable {
 
     /// Runs `step` on the writer thread until it returns a value, one step between two groups (a long
     /// job in short steps, e.g. a large checkpoint written in parts); the future completes on the loop.
-    func performInSteps<Value: Sendable>(_ step: @escaping @Sendable () throws -> Value?) -> EventLoopFuture<Value> {
+    package func performInSteps<Value: Sendable>(_ step: @escaping @Sendable () throws -> Value?) -> EventLoopFuture<Value> {
         let promise = loop.makePromise(of: Value.self)
         @Sendable func next() {
             do {
@@ -92,7 +92,7 @@ final class GroupWriter: @unchecked Sendable {
     /// Forgets the open group (after a failed write, whose undo covers it); returns how many mutations
     /// it held.
     @discardableResult
-    func discardOpen() -> Int {
+    package func discardOpen() -> Int {
         condition.lock()
         defer { condition.unlock() }
         let discarded = openMutations
@@ -102,7 +102,7 @@ final class GroupWriter: @unchecked Sendable {
     }
 
     /// Takes groups again after a failed write was undone.
-    func resume() {
+    package func resume() {
         condition.lock()
         paused = false
         condition.unlock()
@@ -110,12 +110,12 @@ final class GroupWriter: @unchecked Sendable {
     }
 
     /// Writes what is open, runs the queued jobs, then ends the thread.
-    func shutdown() async {
+    package func shutdown() async {
         await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in shutdown { finished.resume() } }
     }
 
     /// `shutdown()` without waiting: `done` runs (on another thread) once the thread ended.
-    func shutdown(then done: @escaping @Sendable () -> Void) {
+    package func shutdown(then done: @escaping @Sendable () -> Void) {
         condition.lock()
         stopping = true
         condition.unlock()
@@ -191,7 +191,7 @@ private final class WriterCondition: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let variable = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(variable, nil)
     }
@@ -203,9 +203,9 @@ private final class WriterCondition: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
     /// Waits for a signal; the mutex must be held (and is held again on return).
-    func wait() { pthread_cond_wait(variable, mutex) }
-    func signal() { pthread_cond_signal(variable) }
+    package func wait() { pthread_cond_wait(variable, mutex) }
+    package func signal() { pthread_cond_signal(variable) }
 }

@@ -33,7 +33,7 @@ package final class CommitPipeline {
     package private(set) var writer: StoreWriting!
     /// Encodes checkpoints and runs the store's upkeep, so that the writer only writes (none inline:
     /// then that work runs as tasks of the loop).
-    let background: NIOThreadPool?
+    package let background: NIOThreadPool?
     private let logger: Logger
 
     /// A write failed because another instance committed first: every request waits until the undone
@@ -46,9 +46,9 @@ package final class CommitPipeline {
     /// Set while the store cannot be read after a failed write (a database that went away): mutations
     /// fail with `storage-failed` and this reason at once, reads go on, and listd probes the store with
     /// backoff until it answers.
-    private(set) var unavailableReason: String?
+    package private(set) var unavailableReason: String?
     /// Times the store was probed again while unavailable (for `stats`).
-    private(set) var restoreRetries = 0
+    package private(set) var restoreRetries = 0
     /// Whether a probe of the store is under way or scheduled.
     private var probing = false
     private var wroteSinceSync = false
@@ -64,27 +64,27 @@ package final class CommitPipeline {
     private let undoInMemory: ([ChangeUndo], Set<String>, Bool) -> Void
     /// With a shared store: brings the named data sources (and the registrations) up to what the other
     /// instances committed; resolves once done (after a restore, before the undone mutations fail).
-    var catchUp: ((Set<String>, Bool) -> Deferred<Void>)?
+    package var catchUp: ((Set<String>, Bool) -> Deferred<Void>)?
     /// Called once a group is durable with the data sources it touched (the follower then applies what
     /// other instances committed meanwhile, which it could not while the local change was in flight).
-    var durable: ((Set<String>) -> Void)?
+    package var durable: ((Set<String>) -> Void)?
     /// Mutations in flight per data source, and those that change registrations.
     private var inFlightPerDataSource: [String: Int] = [:]
     private var registrationsInFlight = 0
 
     /// Counters for `stats`.
-    private(set) var groupsWritten = 0
-    private(set) var recordsWritten = 0
-    private(set) var mutationsWritten = 0
-    private(set) var checkpointsWritten = 0
-    private(set) var writeFailures = 0
+    package private(set) var groupsWritten = 0
+    package private(set) var recordsWritten = 0
+    package private(set) var mutationsWritten = 0
+    package private(set) var checkpointsWritten = 0
+    package private(set) var writeFailures = 0
     /// Failed writes because another instance committed to the data source first.
-    private(set) var conflicts = 0
+    package private(set) var conflicts = 0
     /// Time the writer spent in transactions, and the time mutations waited to be durable (summed).
-    private(set) var writeTime = Duration.zero
-    private(set) var waitTime = Duration.zero
+    package private(set) var writeTime = Duration.zero
+    package private(set) var waitTime = Duration.zero
 
-    struct Pending {
+    package struct Pending {
         var dataSources: Set<String>
         /// The version of the data source before the mutation (`nil`: it did not exist, or none).
         var previousVersion: Int?
@@ -137,13 +137,13 @@ package final class CommitPipeline {
     }
 
     /// Starts the once-a-second sync of the `periodic` mode. On the event loop.
-    func startPeriodicSync() {
+    package func startPeriodicSync() {
         let bound = NIOLoopBound(self, eventLoop: loop)
         loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in bound.value.syncIfNeeded() }
     }
 
     /// Remembers what was loaded, to schedule the next checkpoints.
-    func loaded(_ stored: StoredState) {
+    package func loaded(_ stored: StoredState) {
         for dataSource in stored.dataSources {
             checkpointBytes[dataSource.name] = dataSource.checkpointBytes
             logBytes[dataSource.name] = dataSource.tailBytes
@@ -152,19 +152,19 @@ package final class CommitPipeline {
 
     /// Whether a request must wait before it runs: a read while changes are not durable; a mutation
     /// while requests wait before it, or while a conflict's data sources are being caught up.
-    func mustPark(mutation: Bool) -> Bool {
+    package func mustPark(mutation: Bool) -> Bool {
         if restoring || !parked.isEmpty { return true }
         return !mutation && !inFlight.isEmpty
     }
 
     /// Runs `body` once no mutation is in flight (in arrival order with the other waiting requests).
-    func park(_ body: @escaping () -> Void) {
+    package func park(_ body: @escaping () -> Void) {
         parked.append(body)
     }
 
     /// Hands a committed mutation's records to the writer, with what undoes it in memory; `done`
     /// resolves with `nil` once they are durable, or with the error that undid them.
-    func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
+    package func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
         -> Deferred<WireError?>
     {
         let done = Deferred<WireError?>()
@@ -185,12 +185,12 @@ package final class CommitPipeline {
     }
 
     /// Whether a mutation of the data source is in flight (then what other instances committed waits).
-    func hasInFlight(dataSource name: String) -> Bool {
+    package func hasInFlight(dataSource name: String) -> Bool {
         inFlightPerDataSource[name] != nil
     }
 
     /// Whether a mutation of the registrations is in flight.
-    var hasRegistrationsInFlight: Bool { registrationsInFlight > 0 }
+    package var hasRegistrationsInFlight: Bool { registrationsInFlight > 0 }
 
     private func track(_ pending: Pending, by step: Int) {
         for name in pending.dataSources {
@@ -447,7 +447,7 @@ package final class CommitPipeline {
     }
 
     /// A backup of the store, made by the writer between two groups; `done` runs on the event loop.
-    func backup(_ done: @escaping (Result<[UInt8], Error>) -> Void) {
+    package func backup(_ done: @escaping (Result<[UInt8], Error>) -> Void) {
         let store = self.store
         let bound = NIOLoopBound(done, eventLoop: loop)
         writer.perform { () throws -> [UInt8] in try store.backup() }.whenComplete { bound.value($0) }
@@ -457,7 +457,7 @@ package final class CommitPipeline {
     package var isIdle: Bool { inFlight.isEmpty && !restoring }
 
     /// Syncs and closes the store once the writer has done what it has (after `isIdle`).
-    static func close(writer: StoreWriting, background: NIOThreadPool?, store: Store) async {
+    package static func close(writer: StoreWriting, background: NIOThreadPool?, store: Store) async {
         try? await background?.shutdownGracefully()
         _ = try? await writer.perform { try store.sync() }.get()
         await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in writer.shutdown { stopped.resume() } }

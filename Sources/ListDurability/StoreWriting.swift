@@ -28,7 +28,7 @@ extension GroupWriter: StoreWriting {}
 /// queued by the first `add` after the last write (so the mutations of one read burst share a
 /// transaction), jobs are tasks of the loop. For an in-process server, whose embedded loop runs
 /// everything on the caller's thread; never for listd (the loop would wait for the disk).
-final class InlineWriter: StoreWriting, @unchecked Sendable {
+package final class InlineWriter: StoreWriting, @unchecked Sendable {
     private let store: Store
     private let loop: EventLoop
     private let report: (GroupWriter.Report) -> Void
@@ -38,13 +38,13 @@ final class InlineWriter: StoreWriting, @unchecked Sendable {
     private var paused = false
     private var writeQueued = false
 
-    init(store: Store, loop: EventLoop, report: @escaping (GroupWriter.Report) -> Void) {
+    package init(store: Store, loop: EventLoop, report: @escaping (GroupWriter.Report) -> Void) {
         self.store = store
         self.loop = loop
         self.report = report
     }
 
-    func add(_ records: [StoreRecord]) {
+    package func add(_ records: [StoreRecord]) {
         open.append(contentsOf: records)
         openMutations += 1
         queueWrite()
@@ -77,18 +77,18 @@ final class InlineWriter: StoreWriting, @unchecked Sendable {
         report(GroupWriter.Report(mutations: mutations, records: records.count, result: result, needsMaintenance: false))
     }
 
-    func perform<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
+    package func perform<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) -> EventLoopFuture<Value> {
         loop.submit(body)
     }
 
-    func performInSteps<Value: Sendable>(_ step: @escaping @Sendable () throws -> Value?) -> EventLoopFuture<Value> {
+    package func performInSteps<Value: Sendable>(_ step: @escaping @Sendable () throws -> Value?) -> EventLoopFuture<Value> {
         loop.submit(step).flatMap { [self] value in
             if let value { return loop.makeSucceededFuture(value) }
             return performInSteps(step)
         }
     }
 
-    func discardOpen() -> Int {
+    package func discardOpen() -> Int {
         defer {
             open = []
             openMutations = 0
@@ -96,12 +96,12 @@ final class InlineWriter: StoreWriting, @unchecked Sendable {
         return openMutations
     }
 
-    func resume() {
+    package func resume() {
         paused = false
         if !open.isEmpty { queueWrite() }
     }
 
-    func shutdown(then done: @escaping @Sendable () -> Void) {
+    package func shutdown(then done: @escaping @Sendable () -> Void) {
         writeOpen()
         done()
     }
