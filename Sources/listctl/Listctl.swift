@@ -22,9 +22,9 @@ struct Listctl: ParsableCommand {
         version: ListdVersion.number,
         subcommands: [
             Ping.self, Hello.self, Describe.self, Stats.self, List.self, Access.self, Create.self, Drop.self, Show.self, Outline.self,
-            Apply.self, AppendSections.self, InsertSections.self, DeleteSections.self, MoveSection.self, ReloadSections.self,
-            AppendItems.self, InsertItems.self, DeleteItems.self, DeleteAll.self, MoveItem.self, ReloadItems.self,
-            ReconfigureItems.self, UpdateItems.self, Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,
+            Apply.self,
+        ] + EditTable.subcommands + [
+            Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,
             ItemInfo.self, IndexPathOf.self, ItemAt.self, SectionAt.self, IndexOf.self, Count.self, Watch.self,
             Register.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Layout.self, Dequeue.self,
             EndDisplaying.self, SetState.self, Export.self, Import.self, Backup.self, Call.self,

@@ -51,6 +51,51 @@ struct ListctlTests {
         #expect(call.status == 0 && call.out.contains("\"count\":2"))
     }
 
+    /// Every snapshot edit listd knows has a listctl subcommand (one table, written with the router's
+    /// codec), and each form of arguments reaches the data source as meant.
+    @Test func everyEditHasASubcommand() throws {
+        let daemon = try Daemon(arguments: ["--ephemeral"])
+        let help = try listctl(daemon, ["--help"]).out
+        for kind in EditCodec.Kind.allCases where kind != .replaceItems {
+            let name = kind.rawValue.reduce(into: "") { $0 += $1.isUppercase ? "-" + $1.lowercased() : String($1) }
+            #expect(help.contains("  \(name) "), "\(name) is missing from listctl --help")
+        }
+        let steps: [[String]] = [
+            ["append-sections", "d", "s", #"t={"title":"T"}"#],
+            ["insert-sections", "d", "r", "--before", "s"],
+            ["update-sections", "d", #"s={"title":"S"}"#],
+            ["append-items", "d", "a", "b", "--to-section", "s"],
+            ["append-items", "d", "z"],
+            ["insert-items", "d", #"c={"n":1}"#, "--after", "a"],
+            ["move-item", "d", "b", "--before", "a"],
+            ["move-section", "d", "t", "--before", "r"],
+            ["update-items", "d", #"a={"n":2}"#],
+            ["reload-items", "d", "a"],
+            ["reconfigure-items", "d", "c"],
+            ["reload-sections", "d", "s"],
+            ["delete-items", "d", "c", "--if-version", "12"],
+            ["delete-sections", "d", "r"],
+        ]
+        for step in steps {
+            let run = try listctl(daemon, step)
+            #expect(run.status == 0, "\(step): \(run.err)")
+        }
+        let snapshot = try daemon.request(["cmd": "snapshot", "dataSource": "d"]).result()
+        #expect(snapshot["version"] == 14)
+        #expect(
+            snapshot["sections"]
+                == [
+                    ["id": "t", "data": ["title": "T"], "items": ["z"]],
+                    ["id": "s", "data": ["title": "S"], "items": ["b", ["id": "a", "data": ["n": 2]]]],
+                ], "\(snapshot)")
+        let stale = try listctl(daemon, ["delete-all-items", "d", "--if-version", "3"])
+        #expect(stale.status == 1 && stale.err.contains("version-conflict"), "\(stale.err)")
+        let placement = try listctl(daemon, ["move-item", "d", "a"])
+        #expect(placement.status != 0 && placement.err.contains("--before"), "\(placement.err)")
+        #expect(try listctl(daemon, ["delete-all-items", "d"]).status == 0)
+        #expect(try daemon.request(["cmd": "snapshot", "dataSource": "d"]).result()["sections"] == [])
+    }
+
     /// What one can set, one can read back in the shape that sets it: copying a provider and a layout.
     @Test func cellProviderAndLayoutReadBackAndCopy() throws {
         let daemon = try Daemon(arguments: ["--demo"])
