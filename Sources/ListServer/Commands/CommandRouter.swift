@@ -3,31 +3,57 @@ import ListDurability
 import ListWire
 import NIOCore
 
-/// What running one request produced: the reply line (without its newline), an event to broadcast
-/// after the reply, and anything else to do once the reply is written.
-struct CommandOutcome {
-    var reply: [UInt8]
-    var broadcast: (DataSource, ByteBuffer)? = nil
-    var afterReply: [() -> Void] = []
-    /// Set when the reply comes later (a dequeue waiting for plugins): `reply` is empty meanwhile.
-    var deferred: Deferred<CommandOutcome>? = nil
-    /// The deferred reply only waits for the change to be stored: the connection's next requests may
-    /// run meanwhile (their replies queue behind this one).
-    var awaitsStorage = false
-}
+/// What running a command produced, from its handler to the connection: the reply, the event to
+/// broadcast once the reply is written, anything else to do then, and, when the command finishes later
+/// (a dequeue waiting for plugins, a change waiting to be durable, a parked request), the result it
+/// finishes with.
+struct CommandResult {
+    /// The reply, from what the handler says to the bytes the connection writes.
+    enum Reply {
+        /// The `result` object's members, written into the reply envelope by the router.
+        case members((inout JSONWriter) -> Void)
+        /// The command failed (also after all: its change could not be stored): an error reply.
+        case failure(WireError)
+        /// The whole reply line, without its newline (empty while `deferred` is pending).
+        case encoded([UInt8])
+    }
 
-/// A command's effect, decided once its arguments are read and checked.
-struct Execution {
-    /// Writes the `result` object's members.
-    var result: (inout JSONWriter) -> Void
+    var reply: Reply
     var broadcast: (DataSource, ByteBuffer)? = nil
     var afterReply: [() -> Void] = []
-    /// Set when the command finishes later; `result` is then unused.
-    var deferred: Deferred<Execution>? = nil
-    /// Set when the command failed after all (its change could not be stored): the reply is this error.
-    var failure: WireError? = nil
-    /// `deferred` only waits for the change to be stored.
+    /// Set when the command finishes later: `reply` is unused meanwhile.
+    var deferred: Deferred<CommandResult>? = nil
+    /// `deferred` only waits for the change to be stored: the connection's next requests may run
+    /// meanwhile (their replies queue behind this one).
     var awaitsStorage = false
+
+    /// A result whose reply's `result` object `members` writes.
+    init(_ members: @escaping (inout JSONWriter) -> Void) { reply = .members(members) }
+
+    init(reply: Reply, broadcast: (DataSource, ByteBuffer)? = nil, afterReply: [() -> Void] = [], deferred: Deferred<CommandResult>? = nil, awaitsStorage: Bool = false) {
+        self.reply = reply
+        self.broadcast = broadcast
+        self.afterReply = afterReply
+        self.deferred = deferred
+        self.awaitsStorage = awaitsStorage
+    }
+
+    /// A result that finishes later with what `deferred` resolves to.
+    static func later(_ deferred: Deferred<CommandResult>, awaitsStorage: Bool = false) -> CommandResult {
+        CommandResult(reply: .encoded([]), deferred: deferred, awaitsStorage: awaitsStorage)
+    }
+
+    /// The error, when the command failed.
+    var failure: WireError? {
+        if case .failure(let error) = reply { return error }
+        return nil
+    }
+
+    /// The encoded reply line (empty unless the router encoded it).
+    var encodedReply: [UInt8] {
+        if case .encoded(let bytes) = reply { return bytes }
+        return []
+    }
 }
 
 /// The documentation of one argument, for `describe`.
@@ -78,7 +104,7 @@ struct Command: Sendable {
     let arguments: [ArgumentSpec]
     let result: String
     var effect: Effect = .reads
-    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> (CommandContext) throws(WireError) -> Execution
+    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> (CommandContext) throws(WireError) -> CommandResult
 }
 
 /// Routes request lines to commands and writes the reply envelopes:
@@ -102,7 +128,7 @@ struct CommandRouter: Sendable {
     }
 
 
-    func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandOutcome {
+    func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandResult {
         connection.currentCommand = ""
         if line.count >= Self.largeRequestBytes, let pool = connection.state.largeRequests, let loop = connection.eventLoop {
             return handleLarge([UInt8](line), connection: connection, pool: pool, loop: loop)
@@ -113,7 +139,7 @@ struct CommandRouter: Sendable {
     }
 
     /// Runs a decoded line (`prepared`: an `apply` built off the loop).
-    func handle(_ decoded: DecodedLine, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandOutcome {
+    func handle(_ decoded: DecodedLine, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandResult {
         switch decoded {
         case .request(let request):
             return handle(request, line: line, connection: connection, prepared: prepared)
@@ -128,7 +154,7 @@ struct CommandRouter: Sendable {
     }
 
     /// Runs a decoded request (`line` is kept only for a request that must wait its turn).
-    private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandOutcome {
+    private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandResult {
         let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
@@ -143,10 +169,10 @@ struct CommandRouter: Sendable {
         }
         if command.effect != .independentOfStore, let pipeline = state.pipeline, pipeline.mustPark(mutation: command.effect == .mutates) {
             // A group of changes is being made durable: run this request once it is.
-            let deferred = Deferred<CommandOutcome>()
+            let deferred = Deferred<CommandResult>()
             let copy = [UInt8](line)
             pipeline.park { deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) }) }
-            return CommandOutcome(reply: [], deferred: deferred)
+            return CommandResult(reply: .encoded([]), deferred: deferred)
         }
         state.countCommand(command.index)
         connection.currentCommand = command.name
@@ -172,9 +198,9 @@ struct CommandRouter: Sendable {
     /// (up to `conflictRetries` times; the pipeline has caught up by the time it fails), and an
     /// `ifVersion` newer than the version held here (once, after catching up with the data source).
     private static func run(
-        _ run: @escaping (CommandContext) throws(WireError) -> Execution, context: CommandContext, request: Request, retries: Int = conflictRetries
-    ) throws(WireError) -> Execution {
-        var execution: Execution
+        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, request: Request, retries: Int = conflictRetries
+    ) throws(WireError) -> CommandResult {
+        var execution: CommandResult
         do {
             execution = try run(context)
         } catch {
@@ -182,16 +208,16 @@ struct CommandRouter: Sendable {
                 case .string(let name)? = request.arguments.members["dataSource"], case .int(let expected)? = request.arguments.members["ifVersion"],
                 let dataSource = context.state.dataSources[name], expected > dataSource.version
             else { throw error }
-            let retried = Deferred<Execution>()
+            let retried = Deferred<CommandResult>()
             follower.catchUp([name], registrations: false).whenResolved {
                 final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: 0) }.whenResolved { retried.resolve($0) }
             }
-            var waiting = Execution { _ in }
+            var waiting = CommandResult { _ in }
             waiting.deferred = retried
             return waiting
         }
         guard retries > 0, context.state.follower != nil, execution.awaitsStorage, let durable = execution.deferred else { return execution }
-        let retried = Deferred<Execution>()
+        let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
             final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: retries - 1) }.whenResolved { retried.resolve($0) }
@@ -204,8 +230,8 @@ struct CommandRouter: Sendable {
     static let conflictRetries = 3
 
     /// The execution `body` makes, waiting for its deferred one when it has one; its error as a failure.
-    private static func final(_ body: () throws(WireError) -> Execution) -> Deferred<Execution> {
-        let done = Deferred<Execution>()
+    private static func final(_ body: () throws(WireError) -> CommandResult) -> Deferred<CommandResult> {
+        let done = Deferred<CommandResult>()
         do {
             let execution = try body()
             if let deferred = execution.deferred {
@@ -214,19 +240,18 @@ struct CommandRouter: Sendable {
                 done.resolve(execution)
             }
         } catch {
-            var failed = Execution { _ in }
-            failed.failure = error
+            let failed = CommandResult(reply: .failure(error))
             done.resolve(failed)
         }
         return done
     }
 
     /// The reply envelope around an execution's result.
-    private static func outcome(id: [UInt8]?, _ execution: Execution) -> CommandOutcome {
-        if let failure = execution.failure { return CommandOutcome(reply: shared.errorReply(id: id, failure)) }
+    private static func outcome(id: [UInt8]?, _ execution: CommandResult) -> CommandResult {
+        if let failure = execution.failure { return CommandResult(reply: .encoded(shared.errorReply(id: id, failure))) }
         if let deferred = execution.deferred {
             // Resolves later (into an execution that may wait in turn, e.g. for its change to be stored).
-            return CommandOutcome(reply: [], deferred: deferred.map { outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
+            return CommandResult(reply: .encoded([]), deferred: deferred.map { outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
         }
         do {
             var writer = JSONWriter(capacity: 128)
@@ -239,16 +264,16 @@ struct CommandRouter: Sendable {
             writer.bool(true)
             writer.key(literal: "result")
             writer.beginObject()
-            execution.result(&writer)
+            if case .members(let members) = execution.reply { members(&writer) }
             writer.endObject()
             writer.endObject()
-            return CommandOutcome(reply: writer.bytes, broadcast: execution.broadcast, afterReply: execution.afterReply)
+            return CommandResult(reply: .encoded(writer.bytes), broadcast: execution.broadcast, afterReply: execution.afterReply)
         }
     }
 
     /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)
     /// with the user, the command and the error.
-    private func fail(id: [UInt8]?, _ error: WireError, connection: ConnectionHandler) -> CommandOutcome {
+    private func fail(id: [UInt8]?, _ error: WireError, connection: ConnectionHandler) -> CommandResult {
         let state = connection.state
         state.errorCounts[error.code.rawValue, default: 0] += 1
         connection.lastErrorCode = error.code.rawValue
@@ -263,7 +288,7 @@ struct CommandRouter: Sendable {
                     "command": "\(connection.currentCommand)", "error": "\(error.message)",
                 ])
         }
-        return CommandOutcome(reply: errorReply(id: id, error))
+        return CommandResult(reply: .encoded(errorReply(id: id, error)))
     }
 
     /// The bytes of an error reply.

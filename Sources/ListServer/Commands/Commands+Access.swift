@@ -39,7 +39,7 @@ extension CommandRouter {
                 let storedBytes = state.model.storedBytes(of: identity.uid)
                 let quota = state.configuration.quota
                 let exempt = !OwnerQuota.applies(to: identity.uid)
-                return Execution { writer in
+                return CommandResult { writer in
                     writer.key("dataSource")
                     writer.string(name)
                     writer.key("exists")

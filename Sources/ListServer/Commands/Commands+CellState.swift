@@ -56,10 +56,10 @@ extension CommandRouter {
                     selectionChange = state.selected ? ([key], []) : ([], [key])
                 }
                 let version = dataSource.version
-                func execution(_ cell: CellReply) -> Execution {
+                func execution(_ cell: CellReply) -> CommandResult {
                     let event = ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { cell.write(to: &$0) })
-                    return Execution(
-                        result: { writer in
+                    return CommandResult(
+                        reply: .members { writer in
                             writer.key("version")
                             writer.int(version)
                             writer.key("cell")
@@ -77,11 +77,11 @@ extension CommandRouter {
                     return execution(cell)
                 case .plugin(let request, let placeholder):
                     guard let eventLoop = context.connection.eventLoop else { return execution(placeholder) }
-                    let deferred = Deferred<Execution>()
+                    let deferred = Deferred<CommandResult>()
                     configurePluginCells([request], replies: [placeholder], purpose: .reconfigure, view: view, state: context.state, eventLoop: eventLoop) {
                         deferred.resolve(execution($0[0]))
                     }
-                    var waiting = Execution { _ in }
+                    var waiting = CommandResult { _ in }
                     waiting.deferred = deferred
                     return waiting
                 }

@@ -62,7 +62,7 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let committed = try context.state.commit(.register(registration), connection: context.connection)
                 let created = committed.outcome.createdRegistration
-                return committed.execution { writer in
+                return committed.result { writer in
                     writeIdentity(registration, to: &writer)
                     writer.key("created")
                     writer.bool(created)
@@ -99,7 +99,7 @@ extension CommandRouter {
                     for view in dataSource.attachedViews { drained += view.cells.cells.values.filter { $0.registration == name }.count }
                 }
                 let committed = try state.commit(.unregister(name: name), connection: context.connection)
-                return committed.execution { writer in
+                return committed.result { writer in
                     writer.key("registration")
                     writer.string(name)
                     writer.key("drained")
@@ -118,7 +118,7 @@ extension CommandRouter {
         ) { _, _ throws(WireError) in
             { context throws(WireError) in
                 let state = context.state
-                return Execution { writer in
+                return CommandResult { writer in
                     writer.key("registrations")
                     writer.beginArray()
                     for name in state.registrationOrder {
@@ -219,7 +219,7 @@ extension CommandRouter {
                 let committed = try context.state.commit(
                     .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
                     connection: context.connection)
-                return committed.execution(dataSource: name) { writer in
+                return committed.result(dataSource: name) { writer in
                     writer.key("rules")
                     writer.int(rules.count)
                 }
@@ -246,7 +246,7 @@ extension CommandRouter {
                 let provider = elementKind.map { dataSource.model.supplementaryProviders[$0] } ?? dataSource.model.cellProvider
                 let json = StateCoding.json(provider ?? CellProvider(rules: [], defaultRegistration: nil))
                 let version = dataSource.version
-                return Execution { writer in
+                return CommandResult { writer in
                     writer.key("dataSource")
                     writer.string(name)
                     writer.key("version")
@@ -275,7 +275,7 @@ extension CommandRouter {
             arguments: [], result: "{content: {style: defaults}, backgrounds: {style: defaults}, accessories: {kind: displayed}}"
         ) { _, _ throws(WireError) in
             { _ throws(WireError) in
-                Execution { writer in
+                CommandResult { writer in
                     writer.key("content")
                     writer.value(.object(Dictionary(uniqueKeysWithValues: ListContentStyle.allCases.map { ($0.rawValue, JSONValue.object($0.defaults)) })))
                     writer.key("backgrounds")

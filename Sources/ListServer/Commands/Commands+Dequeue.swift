@@ -131,8 +131,8 @@ extension CommandRouter {
                             outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work))
                 }
                 let version = dataSource.version
-                func execution(_ cells: [CellReply]) -> Execution {
-                    Execution { writer in
+                func execution(_ cells: [CellReply]) -> CommandResult {
+                    CommandResult { writer in
                         writer.key("version")
                         writer.int(version)
                         writer.key("cells")
@@ -142,7 +142,7 @@ extension CommandRouter {
                     }
                 }
                 guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
-                let deferred = Deferred<Execution>()
+                let deferred = Deferred<CommandResult>()
                 configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
                     deferred.resolve(execution(cells))
                 }
@@ -185,7 +185,7 @@ extension CommandRouter {
                     context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
                     position: .supplementary(path, elementKind: elementKind, section: section.id))
                 let version = dataSource.version
-                return Execution { writer in
+                return CommandResult { writer in
                     writer.key("version")
                     writer.int(version)
                     writer.key("cell")
@@ -246,7 +246,7 @@ extension CommandRouter {
                     throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
                 }
                 for id in ids { view.cells.release(id) }
-                return Execution { writer in
+                return CommandResult { writer in
                     writer.key("released")
                     writer.int(ids.count)
                 }

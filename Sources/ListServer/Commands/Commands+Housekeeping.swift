@@ -50,7 +50,7 @@ extension CommandRouter {
                     }
                     let configuration = context.state.configuration
                     let identity = context.connection.identity
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("protocol")
                         writer.int(protocolVersion)
                         writer.key("server")
@@ -78,14 +78,14 @@ extension CommandRouter {
                 }
             },
             Command(name: "ping", summary: "Answers at once.", arguments: [], result: "{}", effect: .independentOfStore) { _, _ throws(WireError) in
-                { _ throws(WireError) in Execution { _ in } }
+                { _ throws(WireError) in CommandResult { _ in } }
             },
             Command(
                 name: "describe", summary: "Lists every command with its arguments, every error code and every event.",
                 arguments: [], result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { _ throws(WireError) in
-                    Execution { writer in
+                    CommandResult { writer in
                         let router = CommandRouter.shared
                         writer.key("protocol")
                         writer.int(protocolVersion)
@@ -135,7 +135,7 @@ extension CommandRouter {
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("uptimeSeconds")
                         writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
                         writer.key("connections")

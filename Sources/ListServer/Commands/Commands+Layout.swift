@@ -30,7 +30,7 @@ extension CommandRouter {
                     let committed = try context.state.commit(
                         .dataSource(name: name, ifVersion: nil, createAs: nil, .setLayout(layout)), connection: context.connection)
                     let json = layout.json
-                    return committed.execution(dataSource: name) { writer in
+                    return committed.result(dataSource: name) { writer in
                         writer.key("layout")
                         writer.value(json)
                     }
@@ -44,7 +44,7 @@ extension CommandRouter {
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
                     let json = try context.dataSource(name).layout.json
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("dataSource")
                         writer.string(name)
                         writer.key("layout")

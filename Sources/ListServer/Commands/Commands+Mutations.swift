@@ -223,12 +223,12 @@ extension CommandRouter {
     /// staged changes and any warnings.
     static func commitMutation(
         _ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, mayRehearse: Bool = true
-    ) throws(WireError) -> Execution {
+    ) throws(WireError) -> CommandResult {
         if mayRehearse, rehearsal == nil, let rehearsed = rehearsedOffLoop(change, context) { return rehearsed }
         let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal)
         let outcome = committed.outcome
         let changesJSON = committed.changesJSON
-        return committed.execution { writer in
+        return committed.result { writer in
             writer.key(literal: "version")
             writer.int(outcome.version ?? 0)
             writer.key(literal: "changes")

@@ -93,8 +93,8 @@ extension CommandRouter {
                     var answers: [String: JSONValue] = [:]
                     for (index, cell) in cells.enumerated() {
                         guard case .string(let id)? = cell["cell"] else {
-                            return Execution(
-                                result: { _ in },
+                            return CommandResult(
+                                reply: .members { _ in },
                                 afterReply: [{ plugin.close(reason: "configured: cells[\(index)] has no \"cell\"") }])
                         }
                         answers[id] = cell
@@ -104,13 +104,13 @@ extension CommandRouter {
                     case .delivered: accepted = true
                     case .late: accepted = false
                     case .unknown:
-                        return Execution(
-                            result: { writer in
+                        return CommandResult(
+                            reply: .members { writer in
                                 writer.key("accepted")
                                 writer.bool(false)
                             }, afterReply: [{ plugin.close(reason: "configured: request \(request) was never sent (or was answered already)") }])
                     }
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("accepted")
                         writer.bool(accepted)
                     }

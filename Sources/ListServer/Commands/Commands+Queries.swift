@@ -15,7 +15,7 @@ extension CommandRouter {
                 return { context throws(WireError) in
                     try context.state.commit(
                         .createDataSource(name: name, incarnation: Incarnation.make(), content: DataSourceContent()), connection: context.connection
-                    ).execution(dataSource: name)
+                    ).result(dataSource: name)
                 }
             },
             Command(
@@ -25,7 +25,7 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 return { context throws(WireError) in
-                    try context.state.commit(.dropDataSource(name: name), connection: context.connection).execution(dataSource: name)
+                    try context.state.commit(.dropDataSource(name: name), connection: context.connection).result(dataSource: name)
                 }
             },
             Command(
@@ -37,7 +37,7 @@ extension CommandRouter {
                 { context throws(WireError) in
                     let state = context.state
                     let identity = context.connection.identity
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("dataSources")
                         writer.beginArray()
                         for name in state.dataSources.keys.sorted() {
@@ -89,7 +89,7 @@ extension CommandRouter {
                     }
                     let version = dataSource.version
                     let incarnation = dataSource.incarnation
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("version")
                         writer.int(version)
                         writer.key("incarnation")
@@ -122,7 +122,7 @@ extension CommandRouter {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
                     let version = dataSource.version
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("version")
                         writer.int(version)
                         writer.key("items")
@@ -230,7 +230,7 @@ extension CommandRouter {
                         throw WireError(.itemNotFound, "Item \"\(item)\" does not exist.")
                     }
                     let version = dataSource.version
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("version")
                         writer.int(version)
                         writer.key("item")
@@ -247,9 +247,9 @@ extension CommandRouter {
         ]
     }
 
-    private static func versioned(_ dataSource: DataSource, _ key: String, _ value: JSONValue) -> Execution {
+    private static func versioned(_ dataSource: DataSource, _ key: String, _ value: JSONValue) -> CommandResult {
         let version = dataSource.version
-        return Execution { writer in
+        return CommandResult { writer in
             writer.key("version")
             writer.int(version)
             writer.key(key)

@@ -18,24 +18,23 @@ extension CommandRouter {
                     }
                     // A read: it runs once everything acknowledged is written, and the writer copies
                     // the database between two groups.
-                    let deferred = Deferred<Execution>()
+                    let deferred = Deferred<CommandResult>()
                     pipeline.backup { result in
                         switch result {
                         case .success(let image):
                             deferred.resolve(
-                                Execution { writer in
+                                CommandResult { writer in
                                     writer.key("bytes")
                                     writer.int(image.count)
                                     writer.key("database")
                                     writer.raw([UInt8(ascii: "\"")] + Base64.encode(image) + [UInt8(ascii: "\"")])
                                 })
                         case .failure(let error):
-                            var failed = Execution { _ in }
-                            failed.failure = WireError(.storageFailed, "The backup failed: \(error)")
+                            let failed = CommandResult(reply: .failure(WireError(.storageFailed, "The backup failed: \(error)")))
                             deferred.resolve(failed)
                         }
                     }
-                    var waiting = Execution { _ in }
+                    var waiting = CommandResult { _ in }
                     waiting.deferred = deferred
                     return waiting
                 }

@@ -66,7 +66,7 @@ extension CommandRouter {
                         events in
                         events.reduce(0) { $0 + $1.count + 1 } <= context.state.configuration.maximumViewQueueBytes / 2 ? events : nil
                     }
-                    var execution = Execution { writer in
+                    var execution = CommandResult { writer in
                         writer.key("view")
                         writer.string(view)
                         writer.key("incarnation")
@@ -124,7 +124,7 @@ extension CommandRouter {
                         context.state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
                     }
                     for attachment in matching { connection.views.remove(attachment) }
-                    return Execution { writer in
+                    return CommandResult { writer in
                         writer.key("detached")
                         writer.value(.array(matching.map { .string($0.name) }))
                     }

@@ -53,8 +53,8 @@ extension CommandRouter {
     }
 
     /// Runs a large line: decoded (and, for `apply`, prepared) on `pool`, then run on the loop.
-    func handleLarge(_ line: [UInt8], connection: ConnectionHandler, pool: NIOThreadPool, loop: EventLoop) -> CommandOutcome {
-        let deferred = Deferred<CommandOutcome>()
+    func handleLarge(_ line: [UInt8], connection: ConnectionHandler, pool: NIOThreadPool, loop: EventLoop) -> CommandResult {
+        let deferred = Deferred<CommandResult>()
         let waiting = NIOLoopBound((connection, deferred), eventLoop: loop)
         let router = self
         pool.runIfActive(eventLoop: loop) { () -> (DecodedLine, ApplyInput?) in
@@ -75,7 +75,7 @@ extension CommandRouter {
                 deferred.resolve(line.withUnsafeBytes { router.handle(decoded, line: $0, connection: connection, prepared: try? prepared.get()) })
             }
         }
-        return CommandOutcome(reply: [], deferred: deferred)
+        return CommandResult(reply: .encoded([]), deferred: deferred)
     }
 }
 
@@ -163,7 +163,7 @@ extension CommandRouter {
     /// The change's execution, once it was rehearsed off the loop (`StateModel.rehearse`) and committed
     /// with the result; `nil` when it runs here as usual: not an outline change of a large data source,
     /// no thread for it (in process), or a shared store (whose conflicts are run again on the loop).
-    static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext) -> Execution? {
+    static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext) -> CommandResult? {
         let state = context.state
         guard let pool = state.largeRequests, state.follower == nil, let loop = context.connection.eventLoop, case .dataSource(let name, _, _, let operation) = change
         else { return nil }
@@ -174,23 +174,22 @@ extension CommandRouter {
         guard let current = state.model.dataSources[name], current.storedItemCount >= rehearsedItems, let base = state.model.rehearsalBase(of: name)
         else { return nil }
         let limits = state.changeLimits
-        let deferred = Deferred<Execution>()
+        let deferred = Deferred<CommandResult>()
         let waiting = NIOLoopBound((context, deferred), eventLoop: loop)
         pool.runIfActive(eventLoop: loop) { () throws(WireError) -> Rehearsal in try StateModel.rehearse(change, on: base, limits: limits) }
             .whenComplete { result in
                 let (context, deferred) = waiting.value
-                var execution: Execution
+                var execution: CommandResult
                 do throws(WireError) {
                     // A rehearsal that failed is not the last word (the state may have changed since, and
                     // the access policy speaks first): the change then runs here, as any other.
                     execution = try commitMutation(change, context, rehearsal: try? result.get(), mayRehearse: false)
                 } catch {
-                    execution = Execution { _ in }
-                    execution.failure = error
+                    execution = CommandResult(reply: .failure(error))
                 }
                 deferred.resolve(execution)
             }
-        var execution = Execution { _ in }
+        var execution = CommandResult { _ in }
         execution.deferred = deferred
         return execution
     }

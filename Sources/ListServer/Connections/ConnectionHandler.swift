@@ -112,7 +112,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             if isHoldingLines {
                 lastReply = reply
             } else {
-                process(CommandOutcome(reply: reply), context: context)
+                process(CommandResult(reply: .encoded(reply)), context: context)
                 if isIdle { closeAfterFlush(context: context) }
             }
         case .line(let line):
@@ -139,7 +139,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         while !waiting, !outputPaused, !closing, !queued.isEmpty { runLine(queued.removeFirst(), context: context) }
         if !waiting, !outputPaused, !closing, queued.isEmpty, let reply = lastReply {
             lastReply = nil
-            process(CommandOutcome(reply: reply), context: context)
+            process(CommandResult(reply: .encoded(reply)), context: context)
         }
     }
 
@@ -149,7 +149,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let logged = state.logger.logLevel <= .debug
         let started = logged ? NIODeadline.now() : .distantPast
         lastErrorCode = nil
-        let outcome = line.withUnsafeReadableBytes { bytes -> CommandOutcome? in
+        let outcome = line.withUnsafeReadableBytes { bytes -> CommandResult? in
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
             return router.handle(line: bytes, connection: self)
         }
@@ -172,7 +172,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// waiting for a write to finish before it runs, a dequeue waiting for plugins) holds the next
     /// requests back. An outcome may resolve into another deferred one (a request that waited, ran,
     /// and now waits for its own write).
-    private func process(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
+    private func process(_ outcome: CommandResult, context: ChannelHandlerContext) {
         guard let deferred = outcome.deferred else {
             if replies.isEmpty { deliver(outcome, context: context) } else { replies.append(PendingReply(outcome)) }
             return
@@ -202,8 +202,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Replies that wait for earlier ones, in request order (`outcome` is set once it is known).
     private final class PendingReply {
-        var outcome: CommandOutcome?
-        init(_ outcome: CommandOutcome?) { self.outcome = outcome }
+        var outcome: CommandResult?
+        init(_ outcome: CommandResult?) { self.outcome = outcome }
     }
 
     private var replies: [PendingReply] = []
@@ -244,8 +244,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func deliver(_ outcome: CommandOutcome, context: ChannelHandlerContext) {
-        write(context: context, reply: outcome.reply)
+    private func deliver(_ outcome: CommandResult, context: ChannelHandlerContext) {
+        write(context: context, reply: outcome.encodedReply)
         if let (dataSource, event) = outcome.broadcast { state.broadcast(event, to: dataSource) }
         for action in outcome.afterReply { action() }
     }

@@ -5,7 +5,9 @@ import ListStore
 import ListWire
 import NIOCore
 
-/// A committed change: its outcome, and what publishing it to views takes once the reply is written.
+/// What the commit path did with a change, for the command that made it: the outcome its reply reports,
+/// and what publishing it takes once the reply is written (made into the command's `CommandResult` by
+/// `result(_:)`, which waits for durability when there is a store).
 struct Committed {
     var outcome: ChangeOutcome
     /// The served data source the change touched (created, changed or dropped).
@@ -17,25 +19,18 @@ struct Committed {
     /// The encoded `changes` object when the change's event was made: the reply reuses it.
     var changesJSON: [UInt8]?
 
-    /// The execution replying with `result`, then publishing; with a store, once the change is durable.
-    func execution(_ result: @escaping (inout JSONWriter) -> Void) -> Execution {
-        let execution = Execution(result: result, broadcast: broadcast, afterReply: afterReply)
-        guard let durable else { return execution }
-        var waiting = Execution { _ in }
-        waiting.awaitsStorage = true
-        waiting.deferred = durable.map { error in
-            guard let error else { return execution }
-            var failed = Execution { _ in }
-            failed.failure = error
-            return failed
-        }
-        return waiting
+    /// The command's result replying with `result`, then publishing; with a store, once the change is
+    /// durable (or with the error that undid it).
+    func result(_ result: @escaping (inout JSONWriter) -> Void) -> CommandResult {
+        let published = CommandResult(reply: .members(result), broadcast: broadcast, afterReply: afterReply)
+        guard let durable else { return published }
+        return .later(durable.map { error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
     }
 
-    /// The execution replying `{dataSource, version, …}` (`more` writes the rest), then publishing.
-    func execution(dataSource name: String, _ more: @escaping (inout JSONWriter) -> Void = { _ in }) -> Execution {
+    /// The command's result replying `{dataSource, version, …}` (`more` writes the rest), then publishing.
+    func result(dataSource name: String, _ more: @escaping (inout JSONWriter) -> Void = { _ in }) -> CommandResult {
         let version = outcome.version ?? 0
-        return execution { writer in
+        return result { writer in
             writer.key("dataSource")
             writer.string(name)
             writer.key("version")
