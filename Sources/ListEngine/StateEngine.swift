@@ -156,14 +156,16 @@ public final class StateEngine {
     }
 
     /// Makes the registrations the stored ones (in their order). Returns the names of the registrations
-    /// deleted or defined otherwise (their reuse pools drain), or `nil` when nothing changed.
+    /// deleted, defined otherwise or new (views whose providers name them dequeue those cells again), or
+    /// `nil` when nothing changed.
     public func restoreRegistrations(_ stored: [Registration]) -> [String]? {
         let current = model.registrations
         let kept = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         let changed = current.values.filter { registration in kept[registration.name].map { $0.definition != registration.definition } ?? true }
-        guard !changed.isEmpty || stored.count != current.count || stored.map(\.name) != model.registrationOrder else { return nil }
+        let created = stored.filter { current[$0.name] == nil }
+        guard !changed.isEmpty || !created.isEmpty || stored.map(\.name) != model.registrationOrder else { return nil }
         model.restoreRegistrations(stored)
-        return changed.map(\.name)
+        return changed.map(\.name) + created.map(\.name)
     }
 
     /// Starts serving a data source the model just created.

@@ -89,6 +89,26 @@ public enum ViewEvent {
         return JSONValue.object(event).jsonBytes
     }
 
+    /// `{"event":"registrationChanged","dataSource":…,"view":…,"registration":…,"change":"created"|"deleted"}`:
+    /// a registration the data source's cell or supplementary provider names was made or deleted; the
+    /// view's cells of it (or its error cells for it) are to be dequeued again.
+    public static func registrationChanged(dataSource: String, view: String, registration: String, created: Bool) -> [UInt8] {
+        var writer = JSONWriter(capacity: 160)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("registrationChanged")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("view")
+        writer.string(view)
+        writer.key("registration")
+        writer.string(registration)
+        writer.key("change")
+        writer.string(created ? "created" : "deleted")
+        writer.endObject()
+        return writer.bytes
+    }
+
     /// `{"event":"overflow","limit":…}`: the connection's views fell `limit` bytes behind and are cut.
     public static func overflow(limit: Int) -> [UInt8] {
         var writer = JSONWriter()

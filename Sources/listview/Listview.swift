@@ -82,6 +82,7 @@ struct Listview: ParsableCommand {
         session.scroll(to: scroll)
         try session.synchronize(revealCursor: false)
         print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+        fflush(nil)  // each frame is out as it is drawn, also into a pipe
         guard follow else {
             session.detach()
             return
@@ -196,6 +197,7 @@ struct Listview: ParsableCommand {
                     if count <= 0 { return }
                     input += chunk[0..<count]
                     for key in Key.decode(&input) {
+                        session.message = nil
                         switch key {
                         case .character("q"), .escape: 
                             session.detach()
@@ -208,8 +210,8 @@ struct Listview: ParsableCommand {
                         case .character("G"), .end: session.jump(toEnd: true)
                         case .pageDown, .character("\u{06}"): session.page(1)
                         case .pageUp, .character("\u{02}"): session.page(-1)
-                        case .enter, .character(" "): try session.toggleSelection()
-                        case .character("o"): try session.toggleExpansion()
+                        case .enter, .character(" "): refusable(session) { try session.toggleSelection() }
+                        case .character("o"): refusable(session) { try session.toggleExpansion() }
                         case .character("r"): try session.reattach()
                         default: continue
                         }
@@ -226,6 +228,18 @@ struct Listview: ParsableCommand {
         } catch {
             Terminal.restore()
             throw fail("lost the connection to listd: \(error)")
+        }
+    }
+
+    /// Runs an action a user may be refused (selecting or expanding without write access): listd's
+    /// refusal goes to the status line, and the view goes on. Losing the connection is not a refusal.
+    private func refusable(_ session: ViewSession, _ action: () throws -> Void) {
+        do {
+            try action()
+        } catch let refusal as ListviewError {
+            session.message = refusal.description
+        } catch {
+            session.connectionLost()
         }
     }
 

@@ -27,6 +27,12 @@ final class ViewSession {
     private(set) var incarnation: String?
     /// Shown in the status line while set (e.g. "reconnecting…").
     var notice: String?
+    /// Why the last action was refused (a read-only user's collapse): shown in the status line until the
+    /// next key.
+    var message: String?
+    /// The displayed cells are to be handed back and dequeued again (a cell provider or a registration
+    /// they depend on changed).
+    private var cellsStale = false
 
     init(socketPath: String, dataSource: String, viewName: String, width: Int, height: Int) throws {
         self.socketPath = socketPath
@@ -142,11 +148,19 @@ final class ViewSession {
             } catch {
                 throw ListviewError("listd sent changes this listview cannot read: \(error.message)")
             }
+            if event["changes"]?["reloadData"] == true {
+                // Everything changed at once (`apply` with reloadData, a data source read whole): read it again.
+                try reattach()
+                return
+            }
             do {
-                try model.apply(changes, version: version, reloadData: event["changes"]?["reloadData"] == true)
+                try model.apply(changes, version: version, reloadData: false)
             } catch {
                 try reattach()
+                return
             }
+            // A version without stages is a cell provider change: cells are configured by the new rules.
+            if changes.stages.isEmpty { cellsStale = true }
         case "cellUpdated":
             if let cell = event["cell"], let key = cell["item"]?.stringValue, model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
         case "layoutChanged":
@@ -157,6 +171,9 @@ final class ViewSession {
             }
             model.version += 1
             if let layout = try? LayoutDescription(json: event["layout"] ?? [:]) { model.layoutDescription = layout }
+        case "registrationChanged":
+            // A registration the providers name was made or deleted: its cells, and those that failed for want of it, anew.
+            cellsStale = true
         case "dropped":
             ended = "the data source \"\(dataSource)\" was dropped"
         case "shutdown":
@@ -175,6 +192,12 @@ final class ViewSession {
         // Events can arrive with any reply: go round until a pass changes nothing.
         for _ in 0..<8 {
             changedByEvents = false
+            if cellsStale {
+                cellsStale = false
+                let displayed = model.cells.values.compactMap { $0["cell"]?.stringValue }
+                if !displayed.isEmpty { try endDisplaying(displayed) }
+                model.forgetAllCells()
+            }
             let layout = model.layout()
             if revealCursor { model.revealCursor(layout) } else { model.clampScroll(layout) }
             let visible = model.visibleElements(in: layout)
@@ -182,11 +205,7 @@ final class ViewSession {
             if !plan.released.isEmpty { try endDisplaying(plan.released) }
             var changed = false
             if !plan.items.isEmpty {
-                let reply = try request([
-                    "cmd": "dequeue", "view": .string(viewName),
-                    "indexPaths": .array(plan.items.map { [.int($0.section), .int($0.item)] }),
-                ])
-                for cell in reply["result"]?["cells"]?.arrayValue ?? [] where model.store(cell) { changed = true }
+                for cell in try dequeue(plan.items) where model.store(cell) { changed = true }
             }
             for supplementary in plan.supplementaries {
                 let reply = try connection.request([
@@ -200,11 +219,35 @@ final class ViewSession {
                     model.markAbsent(elementKind: supplementary.elementKind, section: model.snapshot.sectionIdentifier(at: supplementary.section) ?? "")
                     changed = true
                 } else if reply["ok"] != true {
-                    throw ListviewError("dequeueSupplementary failed: \(reply["error"]?["message"]?.stringValue ?? "\(reply)")")
+                    // Drawn as an error cell: one supplementary view's failure is not the view's.
+                    let section = model.snapshot.sectionIdentifier(at: supplementary.section) ?? ""
+                    model.store(["elementKind": .string(supplementary.elementKind), "section": .string(section), "error": reply["error"] ?? [:]])
+                    changed = true
                 }
             }
             if !changed && !changedByEvents { return }
         }
+    }
+
+    /// Dequeues the cells at `paths` in one request. When listd refuses the request (one cell's rule names
+    /// a registration that does not exist, say), each cell is dequeued alone, and one that still fails
+    /// comes back as an error cell (`{item, error}`, drawn as "⚠ code"): one cell's failure is not the
+    /// view's. It is dequeued again when a registration or the cell provider changes.
+    private func dequeue(_ paths: [IndexPath]) throws -> [JSONValue] {
+        func request(_ paths: [IndexPath]) throws -> JSONValue {
+            let reply = try connection.request([
+                "cmd": "dequeue", "view": .string(viewName), "indexPaths": .array(paths.map { [.int($0.section), .int($0.item)] }),
+            ])
+            try handlePendingEvents()
+            return reply
+        }
+        let reply = try request(paths)
+        if reply["ok"] == true { return reply["result"]?["cells"]?.arrayValue ?? [] }
+        guard paths.count > 1 else {
+            guard let item = model.snapshot.item(at: paths[0])?.id else { return [] }
+            return [["item": .string(item), "error": reply["error"] ?? [:]]]
+        }
+        return try paths.flatMap { try dequeue([$0]) }
     }
 
     /// Hands cells back; one that listd already took back (its item went away meanwhile) is skipped.
@@ -236,9 +279,10 @@ final class ViewSession {
         if status {
             let items = model.snapshot.sectionIdentifiers.reduce(0) { $0 + ((try? model.snapshot.numberOfItems(inSection: $1)) ?? 0) }
             let name = TerminalText.name(dataSource)
+            let view = TerminalText.name(viewName)
             let line =
-                notice.map { " \(name) · v\(model.version) · \($0)" }
-                ?? " \(name) · v\(model.version) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
+                (notice ?? message).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
+                ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
         }

@@ -180,6 +180,105 @@ struct ListviewTests {
     }
 }
 
+/// What a running process writes to a pipe, collected as it comes (to see frames as they are drawn).
+final class PipeCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+
+    init(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            lock.lock()
+            bytes += data
+            lock.unlock()
+        }
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text after the last frame header (`── DS version N ──`), i.e. the newest frame.
+    var lastFrame: String { text.components(separatedBy: "── ").last ?? "" }
+}
+
+@Suite("listview keeps going", .serialized)
+struct ListviewResilienceTests {
+    /// One cell's failure (a rule names a registration that was deleted) draws an error cell instead of
+    /// ending the view; the cells come back when the registration does, follow a cell provider change,
+    /// and `apply` with reloadData shows the new snapshot. Every frame is out as it is drawn (a pipe).
+    @Test func followSurvivesMissingRegistrationsAndRedrawsOnProviderAndReload() throws {
+        let daemon = try Daemon()
+        let row: JSONValue = ["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "row {{text}}"]]
+        _ = try daemon.request(row).result()
+        _ = try daemon.request(["cmd": "appendSections", "dataSource": "t", "sections": ["s"]]).result()
+        _ = try daemon.request(["cmd": "appendItems", "dataSource": "t", "items": [["id": "a", "data": ["text": "Alpha"]]]]).result()
+        _ = try daemon.request(["cmd": "setCellProvider", "dataSource": "t", "rules": [], "default": "row"]).result()
+        let process = Process()
+        process.executableURL = binaryDirectory.appendingPathComponent("listview")
+        process.arguments = ["--socket", daemon.socketPath, "t", "--follow", "--width", "30", "--height", "4", "--view", "f"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let collected = PipeCollector(output)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(try eventually { collected.text.contains("row Alpha") }, "the first frame, before any change: \(collected.text)")
+
+        _ = try daemon.request(["cmd": "unregister", "registration": "row"]).result()
+        _ = try daemon.request(["cmd": "appendItems", "dataSource": "t", "items": [["id": "b", "data": ["text": "Beta"]]]]).result()
+        #expect(try eventually { collected.lastFrame.contains("version 4") && collected.lastFrame.contains("⚠ registration-not-found") },
+                "error cells: \(collected.text)")
+        #expect(process.isRunning, "the view goes on")
+
+        _ = try daemon.request(row).result()
+        _ = try daemon.request(["cmd": "appendItems", "dataSource": "t", "items": [["id": "c", "data": ["text": "Gamma"]]]]).result()
+        #expect(try eventually { collected.lastFrame.contains("version 5") && collected.lastFrame.contains("row Beta") }, "\(collected.text)")
+        #expect(!collected.lastFrame.contains("⚠"))
+
+        _ = try daemon.request(["cmd": "register", "registration": "second", "contentConfiguration": ["type": "cell", "text": "second {{text}}"]]).result()
+        _ = try daemon.request(["cmd": "setCellProvider", "dataSource": "t", "rules": [], "default": "second"]).result()
+        #expect(try eventually { collected.lastFrame.contains("version 6") && collected.lastFrame.contains("second Alpha") },
+                "the new provider's cells: \(collected.text)")
+
+        let snapshot: JSONValue = ["sections": [["id": "s", "items": [["id": "z", "data": ["text": "Zed"]]]]]]
+        _ = try daemon.request(["cmd": "apply", "dataSource": "t", "snapshot": snapshot, "reloadData": true]).result()
+        #expect(try eventually { collected.lastFrame.contains("version 7") && collected.lastFrame.contains("second Zed") },
+                "the new snapshot after reloadData: \(collected.text)")
+        #expect(!collected.lastFrame.contains("Alpha"))
+
+        _ = try daemon.request(["cmd": "dropDataSource", "dataSource": "t"]).result()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!stderr.contains("failed"), "\(stderr)")
+    }
+
+    /// A read-only user's `o` is refused by listd: the refusal shows in the status line (with the view's
+    /// name) and the view goes on.
+    @Test func aRefusedCollapseGoesToTheStatusLine() throws {
+        let daemon = try sharedDaemon(arguments: ["--demo"])
+        // listview as nobody, from a directory nobody may enter (the build directory may not be).
+        let copy = daemon.directory + "/listview"
+        try FileManager.default.copyItem(atPath: binaryDirectory.appendingPathComponent("listview").path, toPath: copy)
+        chmod(copy, 0o755)
+        let terminal = try TmuxSession(
+            "cd \(daemon.directory) && setpriv --reuid=\(otherUID) --regid=\(otherGID) --clear-groups ./listview --socket \(daemon.socketPath) emoji --view ro",
+            width: 90, height: 10)
+        try terminal.waitForScreen { $0.contains("› Smileys") && $0.contains("view ro") }
+        try terminal.keys("o")
+        let refused = try terminal.waitForScreen { $0.contains("expand failed") }
+        #expect(refused.contains("expand failed") && refused.contains("› Smileys"), "\(refused)")
+        try terminal.keys("j")
+        let moved = try terminal.waitForScreen { !$0.contains("expand failed") && $0.contains("view ro") }
+        #expect(!moved.contains("EXITED"), "\(moved)")
+        try terminal.keys("q")
+        #expect(try terminal.waitForScreen { $0.contains("EXITED") }.contains("EXITED 0"))
+    }
+}
+
 /// Runs a program to completion with posix_spawn and waitpid, standard output to a temporary file, no
 /// signal blocked (as from a login shell) and `TERM` set; returns its status and output. Foundation's
 /// `Process` would wait for tmux's server too: the server inherits the descriptor `Process` watches.

@@ -86,8 +86,11 @@ extension ServerState {
         let dataSource = applied.dataSource.map { unsafeDowncast($0, to: DataSource.self) }
         committed.dataSource = dataSource
         switch change {
-        case .createDataSource, .register:
+        case .createDataSource:
             break
+        case .register(let registration):
+            guard applied.outcome.createdRegistration else { break }
+            committed.afterReply.append { [self] in tellViews(registration: registration.name, created: true) }
         case .dropDataSource:
             guard let dropped = dataSource else { break }
             let views = dropped.attachedViews
@@ -120,9 +123,22 @@ extension ServerState {
                 for dataSource in dataSources.values {
                     for view in dataSource.attachedViews { view.cells.drain(registration: name) }
                 }
+                tellViews(registration: name, created: false)
             }
         }
         return committed
+    }
+
+    /// Tells the views of every data source whose cell or supplementary provider names `registration` that
+    /// it was made or deleted (`registrationChanged`): the cells that failed for want of it, or that it
+    /// configured, are to be dequeued again.
+    func tellViews(registration: String, created: Bool) {
+        for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: registration) {
+            for view in dataSource.attachedViews {
+                view.connection.sendEvent(
+                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: registration, created: created))
+            }
+        }
     }
 
     /// Refuses a change the store cannot take now or the connection's user may not make; else the

@@ -57,13 +57,14 @@ extension ServerState {
     }
 
     /// Makes the registrations the stored ones; the reuse pools of registrations deleted or defined
-    /// otherwise drain, as after `unregister`.
+    /// otherwise drain, as after `unregister`, and views whose providers name a changed one are told.
     func restoreFollowedRegistrations(_ stored: [Registration]) {
         guard let changed = engine.restoreRegistrations(stored) else { return }
         for registration in changed {
             for dataSource in dataSources.values {
                 for view in dataSource.attachedViews { view.cells.drain(registration: registration) }
             }
+            tellViews(registration: registration, created: model.registrations[registration] != nil)
         }
     }
 

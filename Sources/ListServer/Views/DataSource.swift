@@ -35,6 +35,12 @@ package final class DataSource: ServedDataSource {
         }
     }
 
+    /// Whether the cell provider or a supplementary provider names the registration.
+    func names(registration: String) -> Bool {
+        if cellProvider?.registrationNames.contains(registration) == true { return true }
+        return supplementaryProviders.values.contains { $0.registrationNames.contains(registration) }
+    }
+
     /// The attached views in attach order. O(views attached and recently detached).
     var attachedViews: [ViewSession] { viewOrder.filter { views[$0.name] === $0 } }
 }
