@@ -22,13 +22,13 @@ struct Backup: ParsableCommand {
             image.count == result["bytes"]?.intValue
         else {
             Output.error("listctl: listd sent a backup that does not decode")
-            throw ExitCode(1)
+            throw ExitStatus.refused.exitCode
         }
         do {
             try Self.write(image, to: file)
         } catch {
             Output.error("listctl: \(error)")
-            throw ExitCode(1)
+            throw ExitStatus.refused.exitCode
         }
         if !connection.json { print("backed up \(image.count) bytes to \(file)") }
     }

@@ -74,11 +74,23 @@ struct SetCellProvider: ParsableCommand {
     @Option(help: "The supplementary provider for this element kind instead (e.g. header).") var elementKind: String?
     func run() throws {
         guard let file else { return try show() }
-        guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): expected {\"rules\": [...], \"default\": …}") }
+        guard case .object(var members) = try readJSON(file) else {
+            throw ExitStatus.fail(.refused, "\(file): expected {\"rules\": [...], \"default\": …}")
+        }
         members["dataSource"] = .string(dataSource)
         if let elementKind { members["elementKind"] = .string(elementKind) }
-        try connection.run(request(elementKind == nil ? "setCellProvider" : "setSupplementaryProvider", members)) {
-            print("\(Output.cell($0["rules"])) rules set")
+        // Only a default: the rules stay (setting a provider replaces it whole, so they are sent again).
+        var current: [String: JSONValue] = ["dataSource": .string(dataSource)]
+        if let elementKind { current["elementKind"] = .string(elementKind) }
+        let previous = try connection.result(of: request("cellProvider", current))["rules"]?.arrayValue ?? []
+        let kept = members["rules"] == nil
+        if kept { members["rules"] = .array(previous) }
+        let fallback = members["default"]
+        try connection.run(request(elementKind == nil ? "setCellProvider" : "setSupplementaryProvider", members)) { result in
+            let count = result["rules"]?.intValue ?? 0
+            let rules = "\(count) rule\(count == 1 ? "" : "s")"
+            let what = kept ? (count == 0 ? "no rules" : "\(rules) kept") : "\(rules) set" + (previous.isEmpty ? "" : " (replacing \(previous.count))")
+            print(what + "; default: " + (fallback.map { Output.cell($0) } ?? "none (the default presentation)"))
         }
     }
 
@@ -109,19 +121,63 @@ struct SetCellProvider: ParsableCommand {
 struct Layout: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a data source's layout, or set it from a JSON file (or - for stdin).",
-        discussion: "Without a file it prints the current layout as JSON, exactly what setting accepts.")
+        discussion: "Without a file it prints the current layout, section by section; with --json exactly the JSON that setting accepts, so `listctl --json layout A | listctl layout B -` copies it.")
     @OptionGroup var connection: Connection
     @Argument(help: "The data source.") var dataSource: String
     @Argument(help: "The layout file, or - for standard input (none: show the current layout).") var file: String?
     func run() throws {
         guard let file else {
             let result = try connection.result(of: request("layout", ["dataSource": .string(dataSource)]))
-            return Output.line(bytes: (result["layout"] ?? .object([:])).jsonBytes)
+            let layout = result["layout"] ?? .object([:])
+            if connection.json { return Output.line(bytes: layout.jsonBytes) }
+            var rows = [["(default)", Self.describe(layout["default"])]]
+            if case .object(let sections)? = layout["sections"] {
+                rows += sections.keys.sorted().map { [TerminalText.name($0), Self.describe(sections[$0])] }
+            }
+            return Output.table(["SECTION", "LAYOUT"], rows)
         }
         let layout = try readJSON(file)
         try connection.run(request("setLayout", ["dataSource": .string(dataSource), "layout": layout])) { result in
             print("layout set (version \(result["version"]?.intValue ?? 0))")
         }
+    }
+}
+
+extension Layout {
+    /// One section's layout in a line: `list insetGrouped, headers supplementary` or `group horizontal
+    /// 0.8 wide × 4 rows, scrolls groupPaging, header 1 row`.
+    static func describe(_ section: JSONValue?) -> String {
+        guard let section else { return "list plain (default)" }
+        var parts: [String] = []
+        if let list = section["list"] {
+            var text = "list \(Output.cell(list["appearance"] ?? "plain"))"
+            if let header = list["headerMode"]?.stringValue, header != "none" { text += ", headers \(header)" }
+            if let footer = list["footerMode"]?.stringValue, footer != "none" { text += ", footers \(footer)" }
+            if list["showsSeparators"] == false { text += ", no separators" }
+            parts.append(text)
+        }
+        if let group = section["group"] {
+            var text = "group \(Output.cell(group["axis"] ?? "vertical")) \(dimension(group["width"])) wide × \(dimension(group["height"])) high"
+            if let count = group["count"]?.intValue { text += ", \(count) a group" }
+            parts.append(text)
+        }
+        if let scrolling = section["orthogonalScrollingBehavior"]?.stringValue, scrolling != "none" { parts.append("scrolls \(scrolling)") }
+        if let spacing = section["interGroupSpacing"]?.intValue, spacing > 0 { parts.append("spacing \(spacing)") }
+        for kind in ["header", "footer"] {
+            guard let element = section[kind] else { continue }
+            let rows = element["height"]?.intValue ?? 1
+            let elementKind = element["elementKind"]?.stringValue ?? kind
+            parts.append("\(kind)\(elementKind == kind ? "" : " \"\(TerminalText.name(elementKind))\"") \(rows) row\(rows == 1 ? "" : "s")")
+        }
+        return parts.isEmpty ? Output.cell(section) : parts.joined(separator: ", ")
+    }
+
+    /// `0.8` (fractional), `4 rows` (absolute), `~3` (estimated).
+    private static func dimension(_ value: JSONValue?) -> String {
+        if let fraction = value?["fractionalWidth"] ?? value?["fractionalHeight"] { return Output.cell(fraction) }
+        if let absolute = value?["absolute"] { return Output.cell(absolute) }
+        if let estimated = value?["estimated"] { return "~" + Output.cell(estimated) }
+        return "?"
     }
 }
 

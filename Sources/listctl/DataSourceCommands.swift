@@ -61,14 +61,22 @@ struct Create: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create an empty data source.")
     @OptionGroup var connection: Connection
     @Argument(help: "The data source.") var dataSource: String
-    func run() throws { try connection.run(request("createDataSource", ["dataSource": .string(dataSource)])) }
+    func run() throws {
+        try connection.run(request("createDataSource", ["dataSource": .string(dataSource)])) { result in
+            print("created \(TerminalText.name(dataSource)) at version \(Output.cell(result["version"]))")
+        }
+    }
 }
 
 struct Drop: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete a data source.")
     @OptionGroup var connection: Connection
     @Argument(help: "The data source.") var dataSource: String
-    func run() throws { try connection.run(request("dropDataSource", ["dataSource": .string(dataSource)])) }
+    func run() throws {
+        try connection.run(request("dropDataSource", ["dataSource": .string(dataSource)])) { result in
+            print("dropped \(TerminalText.name(dataSource)) (it was at version \(Output.cell(result["version"])))")
+        }
+    }
 }
 
 struct Show: ParsableCommand {

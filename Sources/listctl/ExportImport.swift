@@ -66,7 +66,7 @@ struct Export: ParsableCommand {
                 try TrustedPath.replaceFile(output, with: bytes)
             } catch {
                 Output.error("listctl: \(error)")
-                throw ExitCode(1)
+                throw ExitStatus.refused.exitCode
             }
             let items = exported.reduce(0) { $0 + ($1["items"]?.intValue ?? 0) }
             print("exported \(exported.count) data sources (\(items) items) and \(registrations.count) registrations to \(output)")
@@ -83,7 +83,7 @@ struct Export: ParsableCommand {
             if now == version { return entry }
         }
         Output.error("listctl: \(name) kept changing while being exported; try again when it is quieter")
-        throw ExitCode(1)
+        throw ExitStatus.refused.exitCode
     }
 
     /// Reads one data source with the queries a client has: snapshot, outlines, layout and providers.
@@ -183,7 +183,7 @@ struct Import: ParsableCommand {
         for name in names where existingSources.contains(name) { conflicts.append("data source \"\(name)\" exists") }
         if !conflicts.isEmpty && !replace {
             Output.error("listctl: nothing was imported: \(conflicts.joined(separator: "; ")) (--replace overwrites)")
-            throw ExitCode(1)
+            throw ExitStatus.refused.exitCode
         }
 
         for registration in toRegister {

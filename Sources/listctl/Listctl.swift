@@ -41,6 +41,14 @@ struct Listctl: ParsableCommand {
                 arguments.removeFirst()
             }
         }
+        if let command = arguments.first, !command.hasPrefix("-"), command != "help" {
+            let names = configuration.subcommands.map { $0._commandName }
+            if !names.contains(command) {
+                let hint = closest(to: command, in: names).map { "; did you mean \"\($0)\"?" } ?? "; listctl --help lists them"
+                Output.error("listctl: no command \"\(command)\"\(hint)")
+                Glibc.exit(ExitStatus.usage.rawValue)
+            }
+        }
         if !global.isEmpty && !arguments.isEmpty { arguments.insert(contentsOf: global, at: 1) }
         main(arguments.isEmpty ? global : arguments)
     }
@@ -77,8 +85,7 @@ struct Connection: ParsableArguments {
         do {
             return try LineConnection(path: socketPath)
         } catch {
-            Output.error("listctl: \(error)")
-            throw ExitCode(2)
+            throw ExitStatus.fail(.unreachable, "\(error)")
         }
     }
 
@@ -94,16 +101,24 @@ struct Connection: ParsableArguments {
             // The reply exactly as listd wrote it (re-encoding a large snapshot would double the work).
             if json { Output.line(bytes: received.line) }
         } catch {
-            Output.error("listctl: \(error)")
-            throw ExitCode(2)
+            throw ExitStatus.fail(.unreachable, "\(error)")
         }
         guard reply["ok"] == true else {
             let code = reply["error"]?["code"]?.stringValue ?? "error"
             let message = reply["error"]?["message"]?.stringValue ?? ""
-            Output.error("listctl: \(code): \(message)")
-            throw ExitCode(1)
+            throw ExitStatus.fail(.refused, "\(code): \(message)" + suggestion(for: reply, of: request, on: connection))
         }
         return reply["result"] ?? [:]
+    }
+
+    /// " Did you mean "home"?" after a `data-source-not-found` for a name close to one listd serves
+    /// (asked on the same connection), else nothing.
+    private func suggestion(for reply: JSONValue, of request: JSONValue, on connection: LineConnection) -> String {
+        guard reply["error"]?["code"] == "data-source-not-found", let name = request["dataSource"]?.stringValue,
+            let list = try? connection.request(["cmd": "listDataSources"]), let entries = list["result"]?["dataSources"]?.arrayValue
+        else { return "" }
+        let names = entries.compactMap { $0["name"]?.stringValue }
+        return closest(to: name, in: names).map { " Did you mean \"\($0)\"?" } ?? ""
     }
 
     /// Requests up to this size are sent without asking listd for its line limit first.
@@ -117,13 +132,12 @@ struct Connection: ParsableArguments {
             guard let value = try connection.request(["cmd": "hello", "client": "listctl"])["result"]?["limits"]?["maxLineBytes"]?.intValue else { return }
             limit = value
         } catch {
-            Output.error("listctl: \(error)")
-            throw ExitCode(2)
+            throw ExitStatus.fail(.unreachable, "\(error)")
         }
         guard size > limit else { return }
         Output.error(
             "listctl: the request is \(Output.bytes(size)) but listd accepts lines of at most \(Output.bytes(limit)) (maxLineBytes); nothing was sent. Send it in parts (e.g. appendItems or applySectionSnapshot per section) or raise maxLineBytes in listd's configuration.")
-        throw ExitCode(1)
+        throw ExitStatus.refused.exitCode
     }
 }
 
@@ -142,27 +156,17 @@ func element(_ argument: String) throws -> JSONValue {
         }
         Output.error(
             "listctl: \(TerminalText.visible(argument)): the payload looks like JSON but is not valid JSON (\(error)); fix it, or quote it as a JSON string (\(TerminalText.visible(id))='\"…\"')")
-        throw ExitCode(1)
+        throw ExitStatus.refused.exitCode
     }
 }
 
 /// The JSON in a file, or on standard input for `-`.
 func readJSON(_ path: String) throws -> JSONValue {
-    let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
-    guard descriptor >= 0 else { throw ValidationError("cannot read \(path)") }
-    defer { if path != "-" { close(descriptor) } }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
-        bytes.append(contentsOf: chunk[0..<count])
-    }
+    let bytes = try readFile(path)
     do {
         return try JSONParser.parse(bytes)
     } catch {
-        throw ValidationError("\(path): not valid JSON: \(error)")
+        throw ExitStatus.fail(.refused, "\(path == "-" ? "standard input" : path): not valid JSON: \(error)")
     }
 }
 
@@ -197,7 +201,16 @@ struct Ping: ParsableCommand {
 struct Hello: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show listd's protocol, version, features and limits.")
     @OptionGroup var connection: Connection
-    func run() throws { try connection.run(request("hello", ["protocol": 1, "client": "listctl"])) }
+    func run() throws {
+        try connection.run(request("hello", ["protocol": 1, "client": "listctl"])) { result in
+            print("\(Output.cell(result["server"])), protocol \(Output.cell(result["protocol"])), pid \(Output.cell(result["pid"]))")
+            print("you are \(Output.cell(result["user"])) (uid \(Output.cell(result["uid"])), gid \(Output.cell(result["gid"])))")
+            print("features: " + (result["features"]?.arrayValue ?? []).map { Output.cell($0) }.joined(separator: ", "))
+            if case .object(let limits)? = result["limits"] {
+                Output.table(["LIMIT", "VALUE"], limits.keys.sorted().map { [$0, Output.cell(limits[$0])] })
+            }
+        }
+    }
 }
 
 struct Describe: ParsableCommand {

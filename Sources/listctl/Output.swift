@@ -72,11 +72,13 @@ enum Output {
 
     /// Columns padded to their widest cell (by Unicode scalar count; East Asian width is listview's job).
     static func table(_ header: [String], _ rows: [[String]]) {
+        // Padded by display width: a Korean title or an emoji takes two columns, a combining mark none.
         let all = ([header] + rows).map { $0.map { TerminalText.visible($0) } }
-        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        for row in all {
+        let cellWidths = all.map { $0.map { TerminalWidth.of($0) } }
+        let widths = header.indices.map { column in cellWidths.map { $0[column] }.max() ?? 0 }
+        for (rowIndex, row) in all.enumerated() {
             let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cellWidths[rowIndex][index])
             }
             print(cells.joined(separator: "  "))
         }

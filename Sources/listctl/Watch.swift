@@ -86,7 +86,7 @@ struct Watch: ParsableCommand {
     }
 
     /// Connects and attaches again, resuming from the last version printed: tries with a growing pause
-    /// (0.1 s doubling to 2 s) for `--reconnect-seconds`; exit status 1 when it gives up.
+    /// (0.1 s doubling to 2 s) for `--reconnect-seconds`; exit status 2 (unreachable) when it gives up.
     private func reconnect(_ position: inout Position) throws -> LineConnection {
         if !connection.json { Output.line(output.fit("listd went away; reconnecting…")) }
         let deadline = ContinuousClock.now + .milliseconds(Int(reconnectSeconds * 1_000))
@@ -109,8 +109,7 @@ struct Watch: ParsableCommand {
                 return line
             }
             guard ContinuousClock.now + pause <= deadline else {
-                Output.error("listctl: lost the connection to listd")
-                throw ExitCode(1)
+                throw ExitStatus.fail(.unreachable, "lost the connection to listd")
             }
             usleep(UInt32(pause / .microseconds(1)))
             pause = min(pause * 2, .seconds(2))

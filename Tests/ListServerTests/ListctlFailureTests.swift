@@ -16,6 +16,39 @@ struct ListctlFailureTests {
         return path
     }
 
+    /// The exit statuses of the man page's EXIT STATUS section, one case each: 0 done, 1 refused or not
+    /// sent, 2 listd unreachable, 64 a wrong command line.
+    @Test func exitStatusesAreTheManPages() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        #expect(try listctl(daemon, ["ping"]).status == 0)
+        let refused = try listctl(daemon, ["show", "nothere"])
+        #expect(refused.status == 1 && refused.err.contains("data-source-not-found"), "\(refused.err)")
+        let missing = try listctl(daemon, ["apply", "x", daemon.directory + "/nothere.json"])
+        #expect(missing.status == 1, "\(missing)")
+        #expect(missing.err == "listctl: cannot read \(daemon.directory)/nothere.json: No such file or directory\n", "no usage block: \(missing.err)")
+        let badJSON = try listctl(daemon, ["apply", "x", "-"], input: "{bad")
+        #expect(badJSON.status == 1 && badJSON.err.hasPrefix("listctl: standard input: not valid JSON"), "\(badJSON)")
+        let absent = try listctl(daemon, ["--socket", daemon.directory + "/absent.sock", "ping"])
+        #expect(absent.status == 2, "\(absent)")
+        // (watch giving up on a listd that went away is 2 as well: ListctlTests.watchGivesUpWithoutListd.)
+        let typo = try listctl(daemon, ["shwo", "home"])
+        #expect(typo.status == 64 && typo.err == "listctl: no command \"shwo\"; did you mean \"show\"?\n", "\(typo.err)")
+        #expect(try listctl(daemon, ["show"]).status == 64, "a missing argument")
+        let manual = try String(contentsOf: InstallTests.repository.appendingPathComponent("man/listctl.1.mdoc"), encoding: .utf8)
+        for statement in ["0 on success", "1 when listd refused", "2 when listd cannot be", "64 for a wrong command line"] {
+            #expect(manual.contains(statement), "the man page says \(statement)")
+        }
+    }
+
+    /// Typos get a suggestion: a data source listd has.
+    @Test func aDataSourceTypoIsAnswered() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let typo = try listctl(daemon, ["show", "hmoe"])
+        #expect(typo.status == 1 && typo.err.hasSuffix(" Did you mean \"home\"?\n"), "\(typo.err)")
+        let far = try listctl(daemon, ["show", "zzzzzz"])
+        #expect(far.status == 1 && !far.err.contains("Did you mean"), "\(far.err)")
+    }
+
     @Test func aRequestOverTheLineLimitIsRefusedBeforeSending() throws {
         let daemon = try Daemon(configuration: ["maxLineBytes": 20_000])
         let path = try snapshotFile(items: 1_000, in: daemon)

@@ -96,6 +96,30 @@ struct ListctlTests {
         #expect(try daemon.request(["cmd": "snapshot", "dataSource": "d"]).result()["sections"] == [])
     }
 
+    /// Every command prints a human form (JSON with --json), and tables line up by display width: a
+    /// Korean name takes two columns a character.
+    @Test func humanFormsAndWideCharacters() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        #expect(try listctl(daemon, ["create", "상담목록"]).out == "created 상담목록 at version 0\n")
+        #expect(try listctl(daemon, ["create", "ab"]).out == "created ab at version 0\n")
+        let table = try listctl(daemon, ["ls"]).out.split(separator: "\n").map(String.init).dropFirst()  // (the header has a space in a name)
+        func columns(_ text: Substring) -> Int { text.unicodeScalars.reduce(0) { $0 + ((0xAC00...0xD7A3).contains($1.value) ? 2 : 1) } }
+        let starts = table.map { line -> Int in
+            let name = line.prefix { $0 != " " }
+            let rest = line.dropFirst(name.count).prefix { $0 == " " }
+            return columns(name) + rest.count
+        }
+        #expect(Set(starts).count == 1, "the second column starts at one display column: \(table)")
+        #expect(try listctl(daemon, ["drop", "ab"]).out == "dropped ab (it was at version 0)\n")
+        let hello = try listctl(daemon, ["hello"]).out
+        #expect(hello.hasPrefix("listd/") && hello.contains("\nyou are ") && hello.contains("maxLineBytes"), "\(hello)")
+        let layout = try listctl(daemon, ["layout", "home"]).out
+        #expect(layout.contains("(default)  list insetGrouped, headers supplementary"), "\(layout)")
+        #expect(layout.contains("company    group horizontal 0.8 wide × 4 high, scrolls groupPaging, spacing 2, header 1 row"), "\(layout)")
+        let json = try listctl(daemon, ["--json", "create", "c"]).out
+        #expect(try JSONParser.parse(json.trimmingCharacters(in: .whitespacesAndNewlines))["result"]?["dataSource"] == "c", "\(json)")
+    }
+
     /// What one can set, one can read back in the shape that sets it: copying a provider and a layout.
     @Test func cellProviderAndLayoutReadBackAndCopy() throws {
         let daemon = try Daemon(arguments: ["--demo"])
@@ -108,12 +132,16 @@ struct ListctlTests {
         #expect(try listctl(daemon, ["--json", "cell-provider", "copy"]).out == rules.out)
         let table = try listctl(daemon, ["cell-provider", "copy"])
         #expect(table.out.contains("consult  -      consultCell"), "\(table)")
-        let layout = try listctl(daemon, ["layout", "home"])
+        let layout = try listctl(daemon, ["--json", "layout", "home"])
         #expect(layout.status == 0 && layout.out.hasPrefix(#"{"default":"#), "\(layout)")
         #expect(try listctl(daemon, ["layout", "copy", "-"], input: layout.out).status == 0)
-        #expect(try listctl(daemon, ["layout", "copy"]).out == layout.out)
-        #expect(try listctl(daemon, ["cell-provider", "copy", "-"], input: #"{"default":"consultCell"}"#).status == 0)
-        #expect(try listctl(daemon, ["cell-provider", "copy"]).out == "default: consultCell\n")
+        #expect(try listctl(daemon, ["--json", "layout", "copy"]).out == layout.out)
+        // Only a default: the rules stay, and listctl says so.
+        let defaultOnly = try listctl(daemon, ["cell-provider", "copy", "-"], input: #"{"default":"consultCell"}"#)
+        #expect(defaultOnly.status == 0 && defaultOnly.out == "3 rules kept; default: consultCell\n", "\(defaultOnly)")
+        #expect(try listctl(daemon, ["cell-provider", "copy"]).out.hasSuffix("consult  -      consultCell\ncompany  -      companyCard\nexpert   -      expertCell\ndefault: consultCell\n"))
+        let replaced = try listctl(daemon, ["cell-provider", "copy", "-"], input: #"{"rules":[]}"#)
+        #expect(replaced.out == "0 rules set (replacing 3); default: none (the default presentation)\n", "\(replaced)")
     }
 
     @Test func payloadsThatLookLikeJSONMustBeJSON() throws {
@@ -255,7 +283,7 @@ struct ListctlTests {
         process.waitUntilExit()
         let text = out.text
         #expect(text.contains("listd went away; reconnecting…"), "\(text)")
-        #expect(process.terminationStatus == 1)
+        #expect(process.terminationStatus == 2, "listd unreachable, as the man page says")
     }
 
     /// Beside listview in a narrow pane: every line fits the width, long lists say how much is left
