@@ -44,7 +44,7 @@ struct Listctl: ParsableCommand {
         if let command = arguments.first, !command.hasPrefix("-"), command != "help" {
             let names = configuration.subcommands.map { $0._commandName }
             if !names.contains(command) {
-                let hint = closest(to: command, in: names).map { "; did you mean \"\($0)\"?" } ?? "; listctl --help lists them"
+                let hint = Spelling.closest(to: command, in: names).map { "; did you mean \"\($0)\"?" } ?? "; listctl --help lists them"
                 Output.error("listctl: no command \"\(command)\"\(hint)")
                 Glibc.exit(ExitStatus.usage.rawValue)
             }
@@ -118,7 +118,7 @@ struct Connection: ParsableArguments {
             let list = try? connection.request(["cmd": "listDataSources"]), let entries = list["result"]?["dataSources"]?.arrayValue
         else { return "" }
         let names = entries.compactMap { $0["name"]?.stringValue }
-        return closest(to: name, in: names).map { " Did you mean \"\($0)\"?" } ?? ""
+        return Spelling.closest(to: name, in: names).map { " Did you mean \"\($0)\"?" } ?? ""
     }
 
     /// Requests up to this size are sent without asking listd for its line limit first.

@@ -1,6 +1,7 @@
 import DiffableCore
 import FileSafety
 import ListAccess
+import ListClient
 import ListServer
 import ListWire
 import Logging
@@ -52,10 +53,12 @@ struct FileSettings {
             bytes.append(contentsOf: chunk[0..<count])
         }
         let document: JSONValue
+        let text = withoutCommentLines(bytes)
         do {
-            document = try JSONParser.parse(withoutCommentLines(bytes))
+            document = try JSONParser.parse(text)
         } catch {
-            throw SettingsError("\(path): not valid JSON: \(error)")
+            let (line, column) = position(of: error.offset, in: text)
+            throw SettingsError("\(path), line \(line), column \(column): not valid JSON: \(error.reason)")
         }
         guard case .object(let members) = document else { throw SettingsError("\(path): not a JSON object") }
         var settings = FileSettings()
@@ -93,8 +96,10 @@ struct FileSettings {
                 }
                 settings.values[key] = number
             default:
+                let known = keys + otherKeys
+                let hint = Spelling.closest(to: key, in: known).map { "; did you mean \"\($0)\"?" } ?? ""
                 throw SettingsError(
-                    "\(path): unknown setting \"\(key)\" (the settings are \((keys + otherKeys).sorted().joined(separator: ", ")))")
+                    "\(path), line \(line(of: key, in: text)): unknown setting \"\(key)\"\(hint) (the settings are \(known.sorted().joined(separator: ", ")))")
             }
         }
         if let soft = settings.values["maxOutputBytes"], let hard = settings.values["maxOutputBytesHard"], soft > hard {
@@ -110,6 +115,24 @@ struct FileSettings {
     /// `bytes` with every line whose first non-blank characters are `//` blanked out (its newline kept,
     /// so that positions in errors still count lines). Whole lines only: a JSON string cannot span lines,
     /// so `//` inside a value is never touched.
+    /// The 1-based line and column (in characters) of a byte offset.
+    static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        let before = bytes[..<min(offset, bytes.count)]
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        return (line, String(decoding: bytes[lineStart..<min(offset, bytes.count)], as: UTF8.self).count + 1)
+    }
+
+    /// The line where the member `key` of the top-level object is written (1 when not found).
+    static func line(of key: String, in bytes: [UInt8]) -> Int {
+        let quoted = Array(JSONValue.string(key).jsonBytes)
+        guard quoted.count <= bytes.count else { return 1 }
+        for start in 0...(bytes.count - quoted.count) where bytes[start] == quoted[0] && Array(bytes[start..<start + quoted.count]) == quoted {
+            return position(of: start, in: bytes).line
+        }
+        return 1
+    }
+
     static func withoutCommentLines(_ bytes: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)

@@ -276,10 +276,11 @@ struct ConnectionHardeningTests {
         let file = directory + "/listd.json"
         let cases: [(String, [String], [String])] = [
             (#"{"logLevel": "loud"}"#, [], ["logLevel", file, "loud"]),
-            (#"{"logLevel": "debug",}"#, [], [file + ": not valid JSON"]),
+            (#"{"logLevel": "debug",}"#, [], [file + ", line 1, column 22: not valid JSON"]),
+            ("// a comment\n{\n  \"maxConnections\": 10,\n  \"bogus\":\n}\n", [], [file + ", line 5, column 1: not valid JSON"]),
             ("[]", [], [file + ": not a JSON object"]),
             (#"{"pluginDirectory": "/nonexistent/plugins"}"#, [], ["pluginDirectory", file, "/nonexistent/plugins"]),
-            (#"{"maxLineByte": 1000}"#, [], ["maxLineByte", file, "unknown setting"]),
+            ("{\n  \"maxLineByte\": 1000\n}", [], [file + ", line 2: unknown setting \"maxLineByte\"; did you mean \"maxLineBytes\"?"]),
             (#"{"maxLineBytes": "16M"}"#, [], ["maxLineBytes", file, "positive integer"]),
             (#"{"maxOutputBytes": 2000, "maxOutputBytesHard": 1000}"#, [], ["maxOutputBytes", "maxOutputBytesHard", file]),
             ("{}", ["--log-level", "loud"], ["--log-level", "loud"]),
