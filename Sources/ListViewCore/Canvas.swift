@@ -5,25 +5,29 @@ public struct TextStyle: Hashable, Sendable {
     public var italic = false
     public var underline = false
     public var reverse = false
+    /// A foreground colour as its SGR code (30–37, 90–97); `nil` is the terminal's own.
+    public var foreground: UInt8?
 
-    public init(bold: Bool = false, dim: Bool = false, italic: Bool = false, underline: Bool = false, reverse: Bool = false) {
+    public init(bold: Bool = false, dim: Bool = false, italic: Bool = false, underline: Bool = false, reverse: Bool = false, foreground: UInt8? = nil) {
         self.bold = bold
         self.dim = dim
         self.italic = italic
         self.underline = underline
         self.reverse = reverse
+        self.foreground = foreground
     }
 
     public static let plain = TextStyle()
 
-    /// The escape sequence that selects this style (after a reset).
-    var escape: String {
+    /// The escape sequence that selects this style (after a reset); colours only with `colors`.
+    func escape(colors: Bool) -> String {
         var codes = ["0"]
         if bold { codes.append("1") }
         if dim { codes.append("2") }
         if italic { codes.append("3") }
         if underline { codes.append("4") }
         if reverse { codes.append("7") }
+        if colors, let foreground { codes.append(String(foreground)) }
         return "\u{1B}[" + codes.joined(separator: ";") + "m"
     }
 }
@@ -111,17 +115,20 @@ public struct Canvas: Sendable {
 
     /// The canvas as one string for a terminal: each row positioned with a cursor move, styles as SGR
     /// escapes (emitted only when they change).
-    public var terminalFrame: String {
+    public var terminalFrame: String { terminalFrame(colors: true) }
+
+    /// `terminalFrame`, with colours or without (`NO_COLOR`: bold, dim, italic, underline and reverse stay).
+    public func terminalFrame(colors: Bool) -> String {
         var output = ""
         for row in 0..<height {
             output += "\u{1B}[\(row + 1);1H"
             var current = TextStyle.plain
-            output += current.escape
+            output += current.escape(colors: colors)
             for column in 0..<width {
                 let cell = cells[row * width + column]
                 if cell.style != current {
                     current = cell.style
-                    output += current.escape
+                    output += current.escape(colors: colors)
                 }
                 output += cell.glyph
             }

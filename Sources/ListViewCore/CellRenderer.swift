@@ -5,15 +5,98 @@ import ListLayout
 /// footers, accessories, selection, and plugin content (the example plugins' types, and any other
 /// through its text fields).
 public enum CellRenderer {
-    /// The rows a cell needs at `width` columns: two for styles with secondary text below the text
-    /// (`cell` too, as UIKit's `.cell()` stacks a secondary text under the text when it has one).
-    public static func height(of cell: JSONValue) -> Int {
+    /// The rows a cell needs at `width` columns: the text's lines, then the secondary text's below it
+    /// for styles that stack them (`cell` too, as UIKit's `.cell()` stacks a secondary text under the
+    /// text when it has one). Each takes one line unless its properties' `numberOfLines` allows more
+    /// (0: as many as it needs, at most `maximumLines`): then it wraps at `width`.
+    public static func height(of cell: JSONValue, width: Int = 80) -> Int {
         let content = cell["content"] ?? .null
         let type = content["type"]?.stringValue ?? ""
-        let secondary = secondaryText(of: content)
-        if type == "subtitleCell" || type == "sidebarSubtitleCell" || type == "cell" { return secondary.isEmpty ? 1 : 2 }
-        if type.hasPrefix("plugin:") && type != "plugin:emoji" && !secondary.isEmpty { return 2 }
-        return 1
+        let columns = max(1, width - 4)
+        let textLines = lines(text(of: content, wholly: true), properties: content["textProperties"], width: columns).count
+        let secondary = secondaryText(of: content, wholly: true)
+        let secondaryLines = secondary.isEmpty ? 0 : lines(secondary, properties: content["secondaryTextProperties"], width: columns).count
+        let stacks = type == "subtitleCell" || type == "sidebarSubtitleCell" || type == "cell" || (type.hasPrefix("plugin:") && type != "plugin:emoji")
+        return max(1, textLines) + (stacks ? secondaryLines : 0)
+    }
+
+    /// The most lines a text with `numberOfLines: 0` takes.
+    public static let maximumLines = 6
+
+    /// `text` as it is drawn: transformed (`transform`), cut into lines at `width` columns (at a space
+    /// when there is one) and at its line breaks, at most `numberOfLines` of them (1 when unset; 0: up
+    /// to `maximumLines`); a text cut short ends with "…".
+    static func lines(_ text: String, properties: JSONValue?, width: Int) -> [String] {
+        let limit = properties?["numberOfLines"]?.intValue.map { $0 == 0 ? maximumLines : min($0, maximumLines) } ?? 1
+        let transformed: String
+        switch properties?["transform"]?.stringValue {
+        case "uppercase": transformed = text.uppercased()
+        case "lowercase": transformed = text.lowercased()
+        case "capitalized":
+            transformed = String(text.split(separator: " ", omittingEmptySubsequences: false).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " "))
+        default: transformed = text
+        }
+        var result: [String] = []
+        for paragraph in transformed.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = ""
+            var lineWidth = 0
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                let wordWidth = TerminalWidth.of(word)
+                if lineWidth > 0 && lineWidth + 1 + wordWidth > width {
+                    result.append(line)
+                    line = ""
+                    lineWidth = 0
+                }
+                if lineWidth > 0 {
+                    line += " "
+                    lineWidth += 1
+                }
+                line += word
+                lineWidth += wordWidth
+            }
+            result.append(line)
+        }
+        guard limit > 1 else { return [TerminalText.visible(transformed.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " "))] }
+        if result.count > limit {
+            result = Array(result[..<limit])
+            var last = result[limit - 1]
+            while !last.isEmpty && TerminalWidth.of(last) + 1 > width { last.removeLast() }
+            result[limit - 1] = last + "…"
+        }
+        return result.map { TerminalText.visible($0) }
+    }
+
+    /// The terminal style of a text with these properties: its font's weight and slant (`headline`,
+    /// the titles and `….bold` are bold, `….italic` italic), its colour (UIKit's system colours as the
+    /// terminal's eight, bright ones for the grays), secondary label colours dim.
+    static func style(_ properties: JSONValue?, base: TextStyle) -> TextStyle {
+        var style = base
+        if let font = properties?["font"]?.stringValue {
+            if font.hasSuffix(".bold") || ["headline", "largeTitle", "title1", "title2", "title3"].contains(font) { style.bold = true }
+            if font.hasSuffix(".italic") { style.italic = true }
+        }
+        if let color = properties?["color"]?.stringValue {
+            if ["secondaryLabel", "tertiaryLabel", "quaternaryLabel", "placeholderText"].contains(color) { style.dim = true }
+            if let code = colorCode(color) { style.foreground = code }
+        }
+        return style
+    }
+
+    /// The SGR code of a UIKit colour name (`systemRed` → 31), `nil` for the label colours (the
+    /// terminal's own) and names a terminal has no colour for.
+    public static func colorCode(_ name: String) -> UInt8? {
+        switch name {
+        case "systemRed", "red": return 31
+        case "systemGreen", "green", "systemMint": return 32
+        case "systemYellow", "yellow", "systemOrange", "orange", "systemBrown", "brown": return 33
+        case "systemBlue", "blue", "systemIndigo", "tintColor", "accent", "link": return 34
+        case "systemPurple", "purple", "systemPink", "magenta": return 35
+        case "systemTeal", "systemCyan", "cyan": return 36
+        case "systemGray", "systemGray2", "systemGray3", "systemGray4", "systemGray5", "systemGray6", "gray", "darkGray", "lightGray": return 90
+        case "white": return 97
+        case "black": return 30
+        default: return nil
+        }
     }
 
     /// The accessories a cell shows, as text for its trailing edge (and the outline disclosure for its leading edge).
@@ -35,16 +118,17 @@ public enum CellRenderer {
         return (leading, trailing.joined(separator: " "))
     }
 
-    static func text(of content: JSONValue) -> String {
+    /// The cell's text: its first line, or `wholly` every line (for `lines`).
+    static func text(of content: JSONValue, wholly: Bool = false) -> String {
         for key in ["text", "title", "name", "label"] {
-            if let value = content[key]?.stringValue, !value.isEmpty { return firstLine(value) }
+            if let value = content[key]?.stringValue, !value.isEmpty { return wholly ? value : firstLine(value) }
         }
         return ""
     }
 
-    static func secondaryText(of content: JSONValue) -> String {
+    static func secondaryText(of content: JSONValue, wholly: Bool = false) -> String {
         for key in ["secondaryText", "subtitle", "detail"] {
-            if let value = content[key]?.stringValue, !value.isEmpty { return firstLine(value) }
+            if let value = content[key]?.stringValue, !value.isEmpty { return wholly ? value : firstLine(value) }
         }
         return ""
     }
@@ -75,7 +159,8 @@ public enum CellRenderer {
         let indent = min(max(0, cell["indentationLevel"]?.intValue ?? 0) * indentationWidth, frame.width / 2)
         var x = frame.x + indent
         var available = frame.width - indent
-        let isCard = frame.height >= 3 && type != "plugin:emoji"
+        // A frame taller than the content needs (a group's absolute height) draws the cell as a card.
+        let isCard = frame.height >= 3 && type != "plugin:emoji" && frame.height > height(of: cell, width: frame.width)
         if isCard {
             canvas.box(x: frame.x, y: frame.y, width: frame.width, height: frame.height)
             x += 2
@@ -104,21 +189,36 @@ public enum CellRenderer {
             if let image = image(of: content) { column = canvas.draw(image, x: column, y: textRow) + 1 }
             let trailingWidth = trailing.isEmpty ? 0 : TerminalWidth.of(trailing) + 1
             let end = x + available
-            let textStyle = TextStyle(bold: type.hasPrefix("plugin:") || type.hasPrefix("sidebar") && type.contains("Header"))
+            let textProperties = content["textProperties"]
+            let secondaryProperties = content["secondaryTextProperties"]
+            let textStyle = style(textProperties, base: TextStyle(bold: type.hasPrefix("plugin:") || type.hasPrefix("sidebar") && type.contains("Header")))
+            let secondaryStyle = style(secondaryProperties, base: TextStyle(dim: true))
+            let lastRow = frame.maxY - (isCard ? 1 : 0)
             if type == "valueCell" && !secondary.isEmpty {
                 // Text at the leading edge, secondary text right-aligned before the accessories.
-                let secondaryWidth = min(TerminalWidth.of(secondary), max(0, end - trailingWidth - column - 2))
-                canvas.draw(text, x: column, y: textRow, maxWidth: max(0, end - trailingWidth - column - secondaryWidth - 1), style: textStyle)
-                canvas.draw(secondary, x: end - trailingWidth - secondaryWidth, y: textRow, maxWidth: secondaryWidth, style: TextStyle(dim: true))
+                let secondaryLine = lines(secondary, properties: nil, width: .max)[0]
+                let secondaryWidth = min(TerminalWidth.of(secondaryLine), max(0, end - trailingWidth - column - 2))
+                let textLine = lines(text, properties: ["transform": textProperties?["transform"] ?? .null], width: .max)[0]
+                canvas.draw(textLine, x: column, y: textRow, maxWidth: max(0, end - trailingWidth - column - secondaryWidth - 1), style: textStyle)
+                canvas.draw(secondaryLine, x: end - trailingWidth - secondaryWidth, y: textRow, maxWidth: secondaryWidth, style: secondaryStyle)
             } else {
-                canvas.draw(text, x: column, y: textRow, maxWidth: max(0, end - trailingWidth - column), style: textStyle)
-                if !secondary.isEmpty && textRow + 1 < frame.maxY - (isCard ? 1 : 0) {
-                    canvas.draw(secondary, x: column, y: textRow + 1, maxWidth: max(0, end - column), style: TextStyle(dim: true))
+                let textWidth = max(1, end - trailingWidth - column)
+                var row = textRow
+                for line in lines(Self.text(of: content, wholly: true), properties: textProperties, width: textWidth) where row < lastRow || row == textRow {
+                    canvas.draw(line, x: column, y: row, maxWidth: textWidth, style: textStyle)
+                    row += 1
+                }
+                let secondaryLines = secondary.isEmpty ? [] : lines(Self.secondaryText(of: content, wholly: true), properties: secondaryProperties, width: max(1, end - column))
+                if !secondaryLines.isEmpty && row < lastRow {
+                    for line in secondaryLines where row < lastRow {
+                        canvas.draw(line, x: column, y: row, maxWidth: max(0, end - column), style: secondaryStyle)
+                        row += 1
+                    }
                 } else if !secondary.isEmpty && type != "cell" && type != "sidebarCell" {
                     // No room below: after the text, as UIKit does when it is wide enough.
                     let after = TerminalWidth.of(text) + column + 2
                     if after < end - trailingWidth - 2 {
-                        canvas.draw(secondary, x: after, y: textRow, maxWidth: end - trailingWidth - after, style: TextStyle(dim: true))
+                        canvas.draw(secondary, x: after, y: textRow, maxWidth: end - trailingWidth - after, style: secondaryStyle)
                     }
                 }
             }

@@ -122,7 +122,7 @@ public struct ViewModel: Sendable {
         }
         cells[key] = cell
         guard cell["item"] != nil else { return false }
-        let rows = CellRenderer.height(of: cell)
+        let rows = CellRenderer.height(of: cell, width: width)
         let before = measured[key] ?? 1
         guard before != rows else { return false }
         measured[key] = rows == 1 ? nil : rows

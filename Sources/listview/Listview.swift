@@ -143,7 +143,7 @@ struct Listview: ParsableCommand {
                         try session.synchronize(revealCursor: revealCursor)
                         try session.refreshCounters()
                         if session.changedByEvents { try session.synchronize(revealCursor: false) }
-                        Terminal.write(session.frame(showCursor: true, status: true).terminalFrame)
+                        Terminal.write(session.frame(showCursor: true, status: true).terminalFrame(colors: Terminal.colors))
                         needsDraw = false
                         revealCursor = false
                     } catch let error as ListviewError {
@@ -153,7 +153,7 @@ struct Listview: ParsableCommand {
                     }
                 }
                 if session.serverStopped {
-                    guard reconnect(session, report: { Terminal.write(session.frame(showCursor: true, status: true).terminalFrame) }) else {
+                    guard reconnect(session, report: { Terminal.write(session.frame(showCursor: true, status: true).terminalFrame(colors: Terminal.colors)) }) else {
                         Terminal.restore()
                         throw fail(stopped(socket))
                     }

@@ -5,6 +5,13 @@
 /// The terminal as a full-screen view uses it: raw input, the alternate screen, a hidden cursor, and
 /// the original state restored on every way out (normal exit, a fatal signal, a lost daemon).
 enum Terminal {
+    /// Whether frames use colours: not when `NO_COLOR` is set to anything (no-color.org); bold, dim,
+    /// italic, underline and reverse video stay.
+    static let colors: Bool = {
+        guard let value = getenv("NO_COLOR") else { return true }
+        return value.pointee == 0
+    }()
+
     nonisolated(unsafe) private static var original = termios()
     nonisolated(unsafe) private static var active: Int32 = 0
     /// Set by SIGWINCH; the main loop clears it.
