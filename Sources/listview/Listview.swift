@@ -83,6 +83,7 @@ struct Listview: ParsableCommand {
         try session.synchronize(revealCursor: false)
         print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
         fflush(nil)  // each frame is out as it is drawn, also into a pipe
+        if let hint = session.hint { printError("listview: \(hint)") }
         guard follow else {
             session.detach()
             return

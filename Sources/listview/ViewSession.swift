@@ -30,6 +30,9 @@ final class ViewSession {
     /// Why the last action was refused (a read-only user's collapse): shown in the status line until the
     /// next key.
     var message: String?
+    /// What the layout asks for and the data source does not provide (a header without a supplementary
+    /// provider), said once: in the status line, or on stderr for plain frames.
+    private(set) var hint: String?
     /// The displayed cells are to be handed back and dequeued again (a cell provider or a registration
     /// they depend on changed).
     private var cellsStale = false
@@ -217,6 +220,11 @@ final class ViewSession {
                     model.store(cell)
                 } else if reply["error"]?["code"] == "no-registration" || reply["error"]?["code"] == "registration-not-found" {
                     model.markAbsent(elementKind: supplementary.elementKind, section: model.snapshot.sectionIdentifier(at: supplementary.section) ?? "")
+                    if hint == nil {
+                        let kind = TerminalText.name(supplementary.elementKind)
+                        hint = "the layout asks for \(kind) views but no supplementary provider gives them: "
+                            + "listctl cell-provider \(TerminalText.name(dataSource)) --element-kind \(kind) FILE"
+                    }
                     changed = true
                 } else if reply["ok"] != true {
                     // Drawn as an error cell: one supplementary view's failure is not the view's.
@@ -281,7 +289,7 @@ final class ViewSession {
             let name = TerminalText.name(dataSource)
             let view = TerminalText.name(viewName)
             let line =
-                (notice ?? message).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
+                (notice ?? message ?? hint).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
                 ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))

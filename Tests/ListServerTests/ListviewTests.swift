@@ -256,6 +256,18 @@ struct ListviewResilienceTests {
         #expect(!stderr.contains("failed"), "\(stderr)")
     }
 
+    /// Headers asked for by the layout (headerMode supplementary) without a supplementary provider are
+    /// not blank rows without a word: listview says what is missing and how to give it.
+    @Test func aMissingHeaderProviderIsExplained() throws {
+        let daemon = try Daemon()
+        _ = try daemon.request(["cmd": "appendSections", "dataSource": "g", "sections": ["s"]]).result()
+        _ = try daemon.request(["cmd": "appendItems", "dataSource": "g", "items": ["a"]]).result()
+        _ = try daemon.request(["cmd": "setLayout", "dataSource": "g", "layout": ["default": ["list": ["appearance": "plain", "headerMode": "supplementary"]]]]).result()
+        let run = try runListview(["--socket", daemon.socketPath, "g", "--once", "--width", "40", "--height", "4"])
+        #expect(run.status == 0 && run.out.hasPrefix("a\n"), "\(run)")
+        #expect(run.err.contains("no supplementary provider gives them: listctl cell-provider g --element-kind header FILE"), "\(run.err)")
+    }
+
     /// A read-only user's `o` is refused by listd: the refusal shows in the status line (with the view's
     /// name) and the view goes on.
     @Test func aRefusedCollapseGoesToTheStatusLine() throws {
