@@ -27,12 +27,12 @@ struct ReadmeTests {
 
     @Test func readmeHasReplayedExamples() throws {
         let blocks = try Self.replayedBlocks()
-        #expect(blocks.count == 4, "each block has a replay test")
+        #expect(blocks.count == 5, "each block has a replay test")
         #expect(blocks.flatMap { $0 }.contains { $0.command.contains("socat") })
         #expect(blocks.flatMap { $0 }.contains { $0.command.hasPrefix("listctl") })
     }
 
-    @Test(arguments: 0..<4)
+    @Test(arguments: 0..<5)
     func replay(block index: Int) throws {
         let blocks = try Self.replayedBlocks()
         try #require(blocks.indices.contains(index))
