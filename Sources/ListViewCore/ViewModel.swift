@@ -134,6 +134,13 @@ public struct ViewModel: Sendable {
         absentSupplementaries.insert(Self.supplementaryKey(elementKind, section: section))
     }
 
+    /// Forgets the error cells (a failed dequeue: no cell to hand back) of elements not in `visible`,
+    /// as the others are forgotten once handed back; one coming back on screen is dequeued again.
+    public mutating func forgetErrorCells(notIn visible: [VisibleElement]) {
+        let shown = Set(visible.map { key(of: $0) })
+        for (key, cell) in cells where cell["cell"] == nil && !shown.contains(key) { cells[key] = nil }
+    }
+
     /// Forgets cells that were handed back.
     public mutating func forget(cellIdentifiers: Set<String>) {
         cells = cells.filter { !cellIdentifiers.contains($0.value["cell"]?.stringValue ?? "") }

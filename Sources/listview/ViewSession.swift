@@ -206,6 +206,7 @@ final class ViewSession {
             let visible = model.visibleElements(in: layout)
             let plan = model.plan(visible)
             if !plan.released.isEmpty { try endDisplaying(plan.released) }
+            model.forgetErrorCells(notIn: visible)
             var changed = false
             if !plan.items.isEmpty {
                 for cell in try dequeue(plan.items) where model.store(cell) { changed = true }

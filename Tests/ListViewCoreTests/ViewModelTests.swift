@@ -37,6 +37,24 @@ struct ViewModelTests {
         return (plan.items, plan.released)
     }
 
+    /// An error cell (a failed dequeue) has no cell to hand back: it is forgotten once off screen, and
+    /// dequeued again when its item comes back.
+    @Test func errorCellsAreForgottenOffScreen() throws {
+        var model = try Self.plainList(40, height: 5)
+        let first = model.plan(model.visibleElements(in: model.layout()))
+        #expect(first.items.first == IndexPath(section: 0, item: 0))
+        model.store(["item": "i0", "error": ["code": "registration-not-found", "message": "gone"]])
+        for path in first.items.dropFirst() { model.store(Self.cell(model.snapshot.item(at: path)!.id, "c\(path.item)")) }
+        model.top = 20
+        let away = model.plan(model.visibleElements(in: model.layout()))
+        #expect(!away.released.contains(""), "no cell id to hand back")
+        model.forgetErrorCells(notIn: model.visibleElements(in: model.layout()))
+        #expect(model.cells["i0"] == nil, "forgotten off screen")
+        model.top = 0
+        let back = model.plan(model.visibleElements(in: model.layout()))
+        #expect(back.items.contains(IndexPath(section: 0, item: 0)), "dequeued again")
+    }
+
     @Test func onlyWhatIsVisibleIsDequeuedAndWhatLeavesIsHandedBack() throws {
         var model = try Self.plainList(100_000)
         let first = Self.settle(&model)
