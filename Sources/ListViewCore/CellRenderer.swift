@@ -36,6 +36,7 @@ public enum CellRenderer {
             transformed = String(text.split(separator: " ", omittingEmptySubsequences: false).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " "))
         default: transformed = text
         }
+        guard limit > 1 else { return [TerminalText.visible(transformed.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " "))] }
         var result: [String] = []
         for paragraph in transformed.split(separator: "\n", omittingEmptySubsequences: false) {
             var line = ""
@@ -56,7 +57,6 @@ public enum CellRenderer {
             }
             result.append(line)
         }
-        guard limit > 1 else { return [TerminalText.visible(transformed.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " "))] }
         if result.count > limit {
             result = Array(result[..<limit])
             var last = result[limit - 1]

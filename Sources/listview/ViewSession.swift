@@ -243,14 +243,14 @@ final class ViewSession {
     /// comes back as an error cell (`{item, error}`, drawn as "⚠ code"): one cell's failure is not the
     /// view's. It is dequeued again when a registration or the cell provider changes.
     private func dequeue(_ paths: [IndexPath]) throws -> [JSONValue] {
-        func request(_ paths: [IndexPath]) throws -> JSONValue {
+        func send(_ paths: [IndexPath]) throws -> JSONValue {
             let reply = try connection.request([
                 "cmd": "dequeue", "view": .string(viewName), "indexPaths": .array(paths.map { [.int($0.section), .int($0.item)] }),
             ])
             try handlePendingEvents()
             return reply
         }
-        let reply = try request(paths)
+        let reply = try send(paths)
         if reply["ok"] == true { return reply["result"]?["cells"]?.arrayValue ?? [] }
         guard paths.count > 1 else {
             guard let item = model.snapshot.item(at: paths[0])?.id else { return [] }

@@ -188,6 +188,7 @@ final class PipeCollector: @unchecked Sendable {
     init(_ pipe: Pipe) {
         pipe.fileHandleForReading.readabilityHandler = { [self] handle in
             let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }  // the end: stop being called
             lock.lock()
             bytes += data
             lock.unlock()

@@ -20,6 +20,7 @@ struct CellRendererTests {
         #expect(!canvas.terminalFrame(colors: false).contains(";31m"), "NO_COLOR: no colour")
         #expect(canvas.terminalFrame(colors: false).contains("\u{1B}[0;1mA"), "the weight stays")
         #expect(CellRenderer.colorCode("systemBlue") == 34 && CellRenderer.colorCode("systemGray3") == 90)
+        #expect(CellRenderer.colorCode("systemGreen") == 32, "the README's prices")
         #expect(CellRenderer.colorCode("label") == nil, "the label colour is the terminal's own")
     }
 
