@@ -33,7 +33,7 @@ struct Listview: ParsableCommand {
     @Flag(help: "Print one frame as plain text and exit.")
     var once = false
 
-    @Flag(help: "Print a frame as plain text now and after every change, until the data source goes away.")
+    @Flag(help: "Print a frame as plain text now and after every change, until stopped (a dropped data source is waited for).")
     var follow = false
 
     @Option(help: "Frame width for --once and --follow (default: the terminal's, else 80).")
@@ -90,6 +90,17 @@ struct Listview: ParsableCommand {
         }
         var version = session.model.version
         while session.ended == nil || session.serverStopped {
+            if session.awaitingDataSource {
+                printError("listview: the data source \"\(dataSource)\" was dropped; waiting for it to be created again")
+                guard try awaitDataSource(session) else { throw fail(stopped(socket)) }
+                try session.synchronize(revealCursor: false)
+                version = session.model.version
+                printError("listview: the data source \"\(dataSource)\" is back")
+                print(TerminalText.visible("── \(dataSource) version \(version) ──"))
+                print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+                fflush(nil)
+                continue
+            }
             let received: Bool
             do {
                 received = session.serverStopped ? false : try session.receive(timeout: .seconds(365 * 24 * 3600))
@@ -129,6 +140,7 @@ struct Listview: ParsableCommand {
         var input: [UInt8] = []
         var needsDraw = true
         var revealCursor = true
+        var nextLook = ContinuousClock.now
         do {
             while true {
                 if Terminal.resized != 0 {
@@ -175,7 +187,15 @@ struct Listview: ParsableCommand {
                     needsDraw = true
                     continue
                 }
-                let ready = poll(&pollers, 2, 1_000)
+                if session.awaitingDataSource {
+                    // Dropped: look for the data source again every half second (keys still work).
+                    if ContinuousClock.now >= nextLook {
+                        nextLook = ContinuousClock.now + .milliseconds(500)
+                        refusable(session) { if try session.attachIfCreated() { needsDraw = true } }
+                        if needsDraw || session.serverStopped { continue }
+                    }
+                }
+                let ready = poll(&pollers, 2, session.awaitingDataSource ? 500 : 1_000)
                 if ready < 0 {
                     if errno == EINTR { continue }
                     throw ListviewError("poll failed")
@@ -261,6 +281,30 @@ struct Listview: ParsableCommand {
             usleep(UInt32(pause / .microseconds(1)))
             pause = min(pause * 2, .seconds(2))
         }
+    }
+
+    /// Waits for the dropped data source to be created again, asking listd with a growing pause (0.1 s
+    /// doubling to 1 s) and reconnecting when listd goes away meanwhile. Returns false when listd stayed
+    /// away past `--reconnect-seconds`.
+    private func awaitDataSource(_ session: ViewSession) throws -> Bool {
+        var pause = Duration.milliseconds(100)
+        while session.awaitingDataSource {
+            do {
+                if session.serverStopped {
+                    guard reconnect(session, report: {}) else { return false }
+                    continue
+                }
+                if try session.attachIfCreated() { return true }
+            } catch let refusal as ListviewError {
+                throw fail(refusal.description)
+            } catch {
+                session.connectionLost()
+                continue
+            }
+            usleep(UInt32(pause / .microseconds(1)))
+            pause = min(pause * 2, .seconds(1))
+        }
+        return true
     }
 
     /// Why listview gives up reconnecting.

@@ -141,5 +141,10 @@ enum Key: Equatable {
 
 struct ListviewError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// listd's error code when the error is listd's refusal (`data-source-not-found`, …).
+    let code: String?
+    init(_ description: String, code: String? = nil) {
+        self.description = description
+        self.code = code
+    }
 }

@@ -19,8 +19,11 @@ final class ViewSession {
     /// From `stats`, for the status line.
     private(set) var created = 0
     private(set) var reused = 0
-    /// Set when the view must stop (the data source was dropped, listd is stopping).
+    /// Set when the view must stop (listd is stopping).
     private(set) var ended: String?
+    /// Set while the data source does not exist (it was dropped): the view shows it empty and waits
+    /// for it to be created again (`attachIfCreated`).
+    private(set) var awaitingDataSource = false
     /// listd is stopping: the view may reconnect to the next one.
     private(set) var serverStopped = false
     /// The incarnation of the data source the model follows (from `attach`), for resuming.
@@ -73,6 +76,18 @@ final class ViewSession {
         model.cursor = cursor.flatMap { snapshot.contains(item: $0) ? $0 : nil } ?? snapshot.item(at: IndexPath(section: 0, item: 0))?.id
     }
 
+    /// While the data source is away: attaches when it exists again. Returns false while it does not
+    /// (or may not be read); listd's other refusals and a lost connection throw.
+    func attachIfCreated() throws -> Bool {
+        do {
+            try attach()
+        } catch let refusal as ListviewError where refusal.code == "data-source-not-found" || refusal.code == "permission-denied" {
+            return false
+        }
+        awaitingDataSource = false
+        return true
+    }
+
     /// `r`: detach and attach again, everything fetched anew.
     func reattach() throws {
         _ = try? request(["cmd": "detach", "view": .string(viewName)])
@@ -92,7 +107,11 @@ final class ViewSession {
         model.forgetAllCells()
         ended = nil
         serverStopped = false
-        try attach(resume: resume)
+        if awaitingDataSource {
+            _ = try attachIfCreated()
+        } else {
+            try attach(resume: resume)
+        }
     }
 
     /// Scrolls to content row `row` (kept inside the content when laid out).
@@ -109,7 +128,9 @@ final class ViewSession {
         let reply = try connection.request(value)
         try handlePendingEvents()
         guard reply["ok"] == true else {
-            throw ListviewError("\(value["cmd"]?.stringValue ?? "request") failed: \(reply["error"]?["message"]?.stringValue ?? "\(reply)")")
+            throw ListviewError(
+                "\(value["cmd"]?.stringValue ?? "request") failed: \(reply["error"]?["message"]?.stringValue ?? "\(reply)")",
+                code: reply["error"]?["code"]?.stringValue)
         }
         return reply
     }
@@ -178,7 +199,10 @@ final class ViewSession {
             // A registration the providers name was made or deleted: its cells, and those that failed for want of it, anew.
             cellsStale = true
         case "dropped":
-            ended = "the data source \"\(dataSource)\" was dropped"
+            // listd detached the view and took its cells back: an empty view until the data source is back.
+            awaitingDataSource = true
+            incarnation = nil
+            model = ViewModel(snapshot: Snapshot(), version: 0, layout: LayoutDescription(), width: model.width, height: model.height)
         case "shutdown":
             ended = "listd is stopping"
             serverStopped = true
@@ -194,6 +218,7 @@ final class ViewSession {
     func synchronize(revealCursor: Bool) throws {
         // Events can arrive with any reply: go round until a pass changes nothing.
         for _ in 0..<8 {
+            if awaitingDataSource { return }
             changedByEvents = false
             if cellsStale {
                 cellsStale = false
@@ -209,9 +234,11 @@ final class ViewSession {
             model.forgetErrorCells(notIn: visible)
             var changed = false
             if !plan.items.isEmpty {
-                for cell in try dequeue(plan.items) where model.store(cell) { changed = true }
+                let cells = try dequeue(plan.items)
+                if awaitingDataSource { return }  // dropped meanwhile: the replies are about a view that is gone
+                for cell in cells where model.store(cell) { changed = true }
             }
-            for supplementary in plan.supplementaries {
+            for supplementary in plan.supplementaries where !awaitingDataSource {
                 let reply = try connection.request([
                     "cmd": "dequeueSupplementary", "view": .string(viewName), "elementKind": .string(supplementary.elementKind),
                     "indexPath": [.int(supplementary.section), 0],
@@ -290,7 +317,7 @@ final class ViewSession {
             let name = TerminalText.name(dataSource)
             let view = TerminalText.name(viewName)
             let line =
-                (notice ?? message ?? hint).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
+                (notice ?? (awaitingDataSource ? "dropped; waiting for it to be created again" : nil) ?? message ?? hint).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
                 ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
