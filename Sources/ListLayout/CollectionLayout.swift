@@ -41,6 +41,8 @@ public struct LaidOutSection: Hashable, Sendable {
     public struct Supplementary: Hashable, Sendable {
         public var kind: String
         public var frame: Frame
+        /// A header that stays on screen while its section scrolls under it.
+        public var pinned = false
     }
 
     /// Headers and footers.
@@ -55,15 +57,34 @@ public struct LaidOutSection: Hashable, Sendable {
     public var itemsPerGroup: Int
     /// The tallest item's height (for searching by position).
     public var tallestItem = 0
+    /// The supplementary items (badges) anchored to the items of each of the group's subitems.
+    public var subitemSupplementaries: [[SupplementaryItemLayout]] = []
 
     public var scrollsOrthogonally: Bool { orthogonalScrollingBehavior != .none }
+
+    /// The supplementary items anchored to item `item` with their frames (content coordinates, as the
+    /// item's frame), in the order the layout lists them.
+    public func supplementaries(ofItem item: Int) -> [(kind: String, frame: Frame)] {
+        guard !subitemSupplementaries.isEmpty, item < items.count else { return [] }
+        let anchored = subitemSupplementaries[(item % max(1, itemsPerGroup)) % subitemSupplementaries.count]
+        guard !anchored.isEmpty else { return [] }
+        let container = items[item]
+        return anchored.map { supplementary in
+            let width = max(1, CollectionLayout.resolve(supplementary.width, width: container.width, height: container.height, alongWidth: true))
+            let height = max(1, CollectionLayout.resolve(supplementary.height, width: container.width, height: container.height, alongWidth: false))
+            return (supplementary.elementKind, supplementary.anchor.frame(width: width, height: height, in: container))
+        }
+    }
 }
 
 /// Something on screen: an item or a supplementary view, where it is drawn in the viewport.
 public struct VisibleElement: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
         case item(Int)
+        /// A header or footer of the section.
         case supplementary(String)
+        /// A supplementary item (a badge) anchored to the item at this index.
+        case itemSupplementary(String, item: Int)
     }
 
     public var section: Int
@@ -121,7 +142,9 @@ public struct CollectionLayout: Hashable, Sendable {
         let boxed = list.appearance == .grouped || list.appearance == .insetGrouped
         let inset = list.appearance == .insetGrouped ? 2 : 0
         if list.headerMode == .supplementary && hasSupplementary("header") {
-            supplementaries.append(LaidOutSection.Supplementary(kind: "header", frame: Frame(x: inset, y: y, width: width - 2 * inset, height: 1)))
+            supplementaries.append(
+                LaidOutSection.Supplementary(
+                    kind: "header", frame: Frame(x: inset, y: y, width: width - 2 * inset, height: 1), pinned: list.pinsHeaderToVisibleBounds))
             y += 1
         }
         var box: Frame?
@@ -153,7 +176,7 @@ public struct CollectionLayout: Hashable, Sendable {
 
     // MARK: Compositional sections
 
-    private static func resolve(_ dimension: LayoutDimension, width: Int, height: Int, alongWidth: Bool) -> Int {
+    static func resolve(_ dimension: LayoutDimension, width: Int, height: Int, alongWidth: Bool) -> Int {
         switch dimension {
         case .absolute(let amount), .estimated(let amount): return amount
         case .fractionalWidth(let fraction):
@@ -214,7 +237,9 @@ public struct CollectionLayout: Hashable, Sendable {
         let container = max(1, width - grid.contentInsets.leading - grid.contentInsets.trailing)
         if let header = grid.header {
             supplementaries.append(
-                LaidOutSection.Supplementary(kind: header.elementKind, frame: Frame(x: grid.contentInsets.leading, y: y, width: container, height: header.height)))
+                LaidOutSection.Supplementary(
+                    kind: header.elementKind, frame: Frame(x: grid.contentInsets.leading, y: y, width: container, height: header.height),
+                    pinned: header.pinToVisibleBounds))
             y += header.height
         }
         y += grid.contentInsets.top
@@ -263,10 +288,15 @@ public struct CollectionLayout: Hashable, Sendable {
             supplementaries.append(LaidOutSection.Supplementary(kind: footer.elementKind, frame: Frame(x: grid.contentInsets.leading, y: y, width: container, height: footer.height)))
             y += footer.height
         }
-        return LaidOutSection(
+        var section = LaidOutSection(
             index: index, identifier: input.identifier, layout: .grid(grid), frame: Frame(x: 0, y: top, width: width, height: y - top),
             items: items, supplementaries: supplementaries, box: nil, orthogonalScrollingBehavior: grid.orthogonalScrollingBehavior,
             contentWidth: contentWidth, groupStarts: groupStarts, itemsPerGroup: perGroup)
+        if group.subitems.contains(where: { !$0.supplementaryItems.isEmpty }) {
+            // Slot i of a group holds subitem i % subitems (count copies of the first when `count` is set).
+            section.subitemSupplementaries = group.count != nil ? [group.subitems[0].supplementaryItems] : group.subitems.map(\.supplementaryItems)
+        }
+        return section
     }
 
     // MARK: Visibility and scrolling
@@ -287,7 +317,7 @@ public struct CollectionLayout: Hashable, Sendable {
         var index = low
         while index < sections.count, sections[index].frame.y < bottom {
             let section = sections[index]
-            for supplementary in section.supplementaries where supplementary.frame.maxY > top && supplementary.frame.y < bottom {
+            for supplementary in section.supplementaries where !supplementary.pinned && supplementary.frame.maxY > top && supplementary.frame.y < bottom {
                 let frame = supplementary.frame
                 result.append(VisibleElement(section: index, kind: .supplementary(supplementary.kind), frame: Frame(x: frame.x, y: frame.y - top, width: frame.width, height: frame.height)))
             }
@@ -303,14 +333,33 @@ public struct CollectionLayout: Hashable, Sendable {
                 }
             }
             var item = first
+            var decorated: [Int] = []
             while item < section.items.count {
                 let frame = section.items[item]
                 if !section.scrollsOrthogonally && frame.y >= bottom { break }
                 let x = frame.x - offset
                 if frame.maxY > top && frame.y < bottom && x + frame.width > 0 && x < width {
                     result.append(VisibleElement(section: index, kind: .item(item), frame: Frame(x: x, y: frame.y - top, width: frame.width, height: frame.height)))
+                    if !section.subitemSupplementaries.isEmpty { decorated.append(item) }
                 }
                 item += 1
+            }
+            // Badges after their section's items (drawn above them), for the items on screen.
+            for item in decorated {
+                for (kind, frame) in section.supplementaries(ofItem: item) {
+                    let x = frame.x - offset
+                    guard frame.maxY > top && frame.y < bottom && x + frame.width > 0 && x < width else { continue }
+                    result.append(
+                        VisibleElement(section: index, kind: .itemSupplementary(kind, item: item), frame: Frame(x: x, y: frame.y - top, width: frame.width, height: frame.height)))
+                }
+            }
+            // A pinned header last (above the items scrolling under it): at the top of the screen while
+            // its section passes, pushed up by the section's end.
+            for supplementary in section.supplementaries where supplementary.pinned {
+                var frame = supplementary.frame
+                if frame.y < top { frame.y = min(top, section.frame.maxY - frame.height) }
+                guard frame.maxY > top && frame.y < bottom else { continue }
+                result.append(VisibleElement(section: index, kind: .supplementary(supplementary.kind), frame: Frame(x: frame.x, y: frame.y - top, width: frame.width, height: frame.height)))
             }
             index += 1
         }

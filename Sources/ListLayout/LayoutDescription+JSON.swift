@@ -14,9 +14,10 @@ public struct LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension LayoutDescription {
     /// Reads `{"default"?: SECTION, "sections"?: {id: SECTION}}`, where a SECTION is
-    /// `{"list": {appearance, headerMode, footerMode, showsSeparators}}` or
+    /// `{"list": {appearance, headerMode, footerMode, showsSeparators, pinsHeaderToVisibleBounds}}` or
     /// `{"item"?: ITEM, "group": GROUP, "interGroupSpacing"?, "contentInsets"?, "orthogonalScrollingBehavior"?,
-    /// "header"?: {elementKind?, height?}, "footer"?: {…}}` (see PROTOCOL.md, "Layouts").
+    /// "header"?: {elementKind?, height?, pinToVisibleBounds?}, "footer"?: {…}}`, where an ITEM may carry
+    /// `supplementaryItems` (badges) (see PROTOCOL.md, "Layouts").
     ///
     /// - Throws: `LayoutError` naming the first member that is unknown, missing or out of range.
     public init(json: JSONValue) throws(LayoutError) {
@@ -69,7 +70,7 @@ extension LayoutDescription {
             allowed: ["list", "item", "group", "interGroupSpacing", "contentInsets", "orthogonalScrollingBehavior", "header", "footer"])
         if let list = members["list"] {
             guard members.count == 1 else { throw LayoutError(path, "a list section has only \"list\"") }
-            let options = try object(list, "\(path).list", allowed: ["appearance", "headerMode", "footerMode", "showsSeparators"])
+            let options = try object(list, "\(path).list", allowed: ["appearance", "headerMode", "footerMode", "showsSeparators", "pinsHeaderToVisibleBounds"])
             var configuration = ListSectionConfiguration()
             configuration.appearance = try choice(options["appearance"], "\(path).list.appearance", default: .plain)
             configuration.headerMode = try choice(options["headerMode"], "\(path).list.headerMode", default: .none)
@@ -78,6 +79,7 @@ extension LayoutDescription {
                 guard case .bool(let flag) = separators else { throw LayoutError("\(path).list.showsSeparators", "must be a boolean") }
                 configuration.showsSeparators = flag
             }
+            configuration.pinsHeaderToVisibleBounds = try boolean(options["pinsHeaderToVisibleBounds"], "\(path).list.pinsHeaderToVisibleBounds")
             return .list(configuration)
         }
         guard let groupValue = members["group"] else { throw LayoutError(path, "needs \"list\", or \"group\" (with items)") }
@@ -116,13 +118,79 @@ extension LayoutDescription {
         return group
     }
 
+    private static func boolean(_ value: JSONValue?, _ path: String) throws(LayoutError) -> Bool {
+        guard let value else { return false }
+        guard case .bool(let flag) = value else { throw LayoutError(path, "must be a boolean") }
+        return flag
+    }
+
     private static func item(_ value: JSONValue, _ path: String) throws(LayoutError) -> ItemLayout {
-        let members = try object(value, path, allowed: ["width", "height", "contentInsets"])
+        let members = try object(value, path, allowed: ["width", "height", "contentInsets", "supplementaryItems"])
         guard let width = members["width"] else { throw LayoutError("\(path).width", "is required") }
         guard let height = members["height"] else { throw LayoutError("\(path).height", "is required") }
         var item = ItemLayout(width: try dimension(width, "\(path).width"), height: try dimension(height, "\(path).height"))
         if let insets = members["contentInsets"] { item.contentInsets = try edgeInsets(insets, "\(path).contentInsets") }
+        if let list = members["supplementaryItems"] {
+            guard case .array(let values) = list, values.count <= 8 else {
+                throw LayoutError("\(path).supplementaryItems", "must be an array of at most 8 supplementary items")
+            }
+            for (index, value) in values.enumerated() {
+                let supplementary = try supplementaryItem(value, "\(path).supplementaryItems[\(index)]")
+                if item.supplementaryItems.contains(where: { $0.elementKind == supplementary.elementKind }) {
+                    throw LayoutError("\(path).supplementaryItems[\(index)].elementKind", "\"\(supplementary.elementKind)\" is anchored to this item already")
+                }
+                item.supplementaryItems.append(supplementary)
+            }
+        }
         return item
+    }
+
+    /// `{"elementKind", "width", "height", "containerAnchor": {"edges": [...], "fractionalOffset"?: {x, y}, "absoluteOffset"?: {x, y}}}`.
+    private static func supplementaryItem(_ value: JSONValue, _ path: String) throws(LayoutError) -> SupplementaryItemLayout {
+        let members = try object(value, path, allowed: ["elementKind", "width", "height", "containerAnchor"])
+        guard case .string(let kind)? = members["elementKind"], !kind.isEmpty else { throw LayoutError("\(path).elementKind", "must be a non-empty string") }
+        if kind == "header" || kind == "footer" {
+            throw LayoutError("\(path).elementKind", "\"\(kind)\" is a section's boundary kind; name an item's supplementary otherwise (e.g. \"badge\")")
+        }
+        guard let width = members["width"] else { throw LayoutError("\(path).width", "is required") }
+        guard let height = members["height"] else { throw LayoutError("\(path).height", "is required") }
+        guard let anchorValue = members["containerAnchor"] else { throw LayoutError("\(path).containerAnchor", "is required") }
+        let anchorMembers = try object(anchorValue, "\(path).containerAnchor", allowed: ["edges", "fractionalOffset", "absoluteOffset"])
+        guard case .array(let edgeValues)? = anchorMembers["edges"] else {
+            throw LayoutError("\(path).containerAnchor.edges", "must be an array of top, leading, bottom, trailing")
+        }
+        var edges = Set<LayoutAnchor.Edge>()
+        for (index, edgeValue) in edgeValues.enumerated() {
+            guard case .string(let name) = edgeValue, let edge = LayoutAnchor.Edge(rawValue: name) else {
+                throw LayoutError("\(path).containerAnchor.edges[\(index)]", "must be one of top, leading, bottom, trailing")
+            }
+            edges.insert(edge)
+        }
+        if edges.isSuperset(of: [.top, .bottom]) || edges.isSuperset(of: [.leading, .trailing]) {
+            throw LayoutError("\(path).containerAnchor.edges", "cannot hold both opposite edges")
+        }
+        var anchor = LayoutAnchor(edges: edges)
+        if let offset = anchorMembers["fractionalOffset"] {
+            let point = try object(offset, "\(path).containerAnchor.fractionalOffset", allowed: ["x", "y"])
+            func fraction(_ axis: String) throws(LayoutError) -> Double {
+                switch point[axis] {
+                case nil: return 0
+                case .int(let number)? where (-10...10).contains(number): return Double(number)
+                case .double(let number)? where (-10...10).contains(number): return number
+                default: throw LayoutError("\(path).containerAnchor.fractionalOffset.\(axis)", "must be a number in -10...10")
+                }
+            }
+            anchor.fractionalOffset = (try fraction("x"), try fraction("y"))
+        }
+        if let offset = anchorMembers["absoluteOffset"] {
+            let point = try object(offset, "\(path).containerAnchor.absoluteOffset", allowed: ["x", "y"])
+            anchor.absoluteOffset = (
+                try integer(point["x"], "\(path).containerAnchor.absoluteOffset.x", default: 0, range: -100...100),
+                try integer(point["y"], "\(path).containerAnchor.absoluteOffset.y", default: 0, range: -100...100)
+            )
+        }
+        return SupplementaryItemLayout(
+            elementKind: kind, width: try dimension(width, "\(path).width"), height: try dimension(height, "\(path).height"), anchor: anchor)
     }
 
     private static func dimension(_ value: JSONValue, _ path: String) throws(LayoutError) -> LayoutDimension {
@@ -155,13 +223,15 @@ extension LayoutDescription {
     }
 
     private static func boundary(_ value: JSONValue, _ path: String, defaultKind: String) throws(LayoutError) -> BoundaryItem {
-        let members = try object(value, path, allowed: ["elementKind", "height"])
+        let members = try object(value, path, allowed: defaultKind == "header" ? ["elementKind", "height", "pinToVisibleBounds"] : ["elementKind", "height"])
         var kind = defaultKind
         if let named = members["elementKind"] {
             guard case .string(let name) = named, !name.isEmpty else { throw LayoutError("\(path).elementKind", "must be a non-empty string") }
             kind = name
         }
-        return BoundaryItem(elementKind: kind, height: try integer(members["height"], "\(path).height", default: 1, range: 1...100))
+        return BoundaryItem(
+            elementKind: kind, height: try integer(members["height"], "\(path).height", default: 1, range: 1...100),
+            pinToVisibleBounds: try boolean(members["pinToVisibleBounds"], "\(path).pinToVisibleBounds"))
     }
 
     // MARK: Writing
@@ -169,17 +239,23 @@ extension LayoutDescription {
     private static func json(_ section: SectionLayout) -> JSONValue {
         switch section {
         case .list(let list):
-            return ["list": [
+            var options: [String: JSONValue] = [
                 "appearance": .string(list.appearance.rawValue), "headerMode": .string(list.headerMode.rawValue),
                 "footerMode": .string(list.footerMode.rawValue), "showsSeparators": .bool(list.showsSeparators),
-            ]]
+            ]
+            if list.pinsHeaderToVisibleBounds { options["pinsHeaderToVisibleBounds"] = true }
+            return ["list": .object(options)]
         case .grid(let grid):
             var members: [String: JSONValue] = [
                 "group": json(grid.group), "orthogonalScrollingBehavior": .string(grid.orthogonalScrollingBehavior.rawValue),
             ]
             if grid.interGroupSpacing != 0 { members["interGroupSpacing"] = .int(grid.interGroupSpacing) }
             if grid.contentInsets != EdgeInsets() { members["contentInsets"] = json(grid.contentInsets) }
-            if let header = grid.header { members["header"] = ["elementKind": .string(header.elementKind), "height": .int(header.height)] }
+            if let header = grid.header {
+                var boundary: [String: JSONValue] = ["elementKind": .string(header.elementKind), "height": .int(header.height)]
+                if header.pinToVisibleBounds { boundary["pinToVisibleBounds"] = true }
+                members["header"] = .object(boundary)
+            }
             if let footer = grid.footer { members["footer"] = ["elementKind": .string(footer.elementKind), "height": .int(footer.height)] }
             return .object(members)
         }
@@ -198,7 +274,23 @@ extension LayoutDescription {
     private static func json(_ item: ItemLayout) -> JSONValue {
         var members: [String: JSONValue] = ["width": json(item.width), "height": json(item.height)]
         if item.contentInsets != EdgeInsets() { members["contentInsets"] = json(item.contentInsets) }
+        if !item.supplementaryItems.isEmpty { members["supplementaryItems"] = .array(item.supplementaryItems.map(json)) }
         return .object(members)
+    }
+
+    private static func json(_ supplementary: SupplementaryItemLayout) -> JSONValue {
+        let anchor = supplementary.anchor
+        var anchorMembers: [String: JSONValue] = [
+            "edges": .array(LayoutAnchor.Edge.allCases.filter { anchor.edges.contains($0) }.map { .string($0.rawValue) })
+        ]
+        if anchor.fractionalOffset != (0, 0) {
+            anchorMembers["fractionalOffset"] = ["x": .double(anchor.fractionalOffset.x), "y": .double(anchor.fractionalOffset.y)]
+        }
+        if anchor.absoluteOffset != (0, 0) { anchorMembers["absoluteOffset"] = ["x": .int(anchor.absoluteOffset.x), "y": .int(anchor.absoluteOffset.y)] }
+        return [
+            "elementKind": .string(supplementary.elementKind), "width": json(supplementary.width), "height": json(supplementary.height),
+            "containerAnchor": .object(anchorMembers),
+        ]
     }
 
     private static func json(_ dimension: LayoutDimension) -> JSONValue {

@@ -31,12 +31,19 @@ public struct ListSectionConfiguration: Hashable, Sendable {
     public var headerMode: HeaderMode = .none
     public var footerMode: FooterMode = .none
     public var showsSeparators = true
+    /// The supplementary header stays at the top of the screen while its section scrolls under it
+    /// (`pinToVisibleBounds` of the section's header item).
+    public var pinsHeaderToVisibleBounds = false
 
-    public init(appearance: Appearance = .plain, headerMode: HeaderMode = .none, footerMode: FooterMode = .none, showsSeparators: Bool = true) {
+    public init(
+        appearance: Appearance = .plain, headerMode: HeaderMode = .none, footerMode: FooterMode = .none, showsSeparators: Bool = true,
+        pinsHeaderToVisibleBounds: Bool = false
+    ) {
         self.appearance = appearance
         self.headerMode = headerMode
         self.footerMode = footerMode
         self.showsSeparators = showsSeparators
+        self.pinsHeaderToVisibleBounds = pinsHeaderToVisibleBounds
     }
 }
 
@@ -52,16 +59,74 @@ public struct EdgeInsets: Hashable, Sendable {
     }
 }
 
-/// `NSCollectionLayoutItem`: a size and insets.
+/// `NSCollectionLayoutAnchor`: where a supplementary item sits on its item. The edges it touches
+/// (none along an axis: centred along it; both: stretched is not offered, the first wins), moved by a
+/// fraction of the supplementary's own size or by whole cells (so a badge can overhang a corner).
+public struct LayoutAnchor: Hashable, Sendable {
+    public enum Edge: String, Hashable, Sendable, CaseIterable {
+        case top, leading, bottom, trailing
+    }
+
+    public var edges: Set<Edge>
+    /// A fraction of the supplementary's width (x) and height (y); positive x moves it trailing, positive y down.
+    public var fractionalOffset: (x: Double, y: Double) {
+        get { (fractionalX, fractionalY) }
+        set { (fractionalX, fractionalY) = newValue }
+    }
+    /// Whole columns (x) and rows (y), added to the fractional offset.
+    public var absoluteOffset: (x: Int, y: Int) {
+        get { (absoluteX, absoluteY) }
+        set { (absoluteX, absoluteY) = newValue }
+    }
+    private var fractionalX = 0.0, fractionalY = 0.0
+    private var absoluteX = 0, absoluteY = 0
+
+    public init(edges: Set<Edge>, fractionalOffset: (x: Double, y: Double) = (0, 0), absoluteOffset: (x: Int, y: Int) = (0, 0)) {
+        self.edges = edges
+        (fractionalX, fractionalY) = fractionalOffset
+        (absoluteX, absoluteY) = absoluteOffset
+    }
+
+    /// The frame of a `width`×`height` supplementary anchored this way to `container`.
+    public func frame(width: Int, height: Int, in container: Frame) -> Frame {
+        var x = container.x + (container.width - width) / 2
+        if edges.contains(.leading) { x = container.x } else if edges.contains(.trailing) { x = container.maxX - width }
+        var y = container.y + (container.height - height) / 2
+        if edges.contains(.top) { y = container.y } else if edges.contains(.bottom) { y = container.maxY - height }
+        x += Int((fractionalX * Double(width)).rounded()) + absoluteX
+        y += Int((fractionalY * Double(height)).rounded()) + absoluteY
+        return Frame(x: x, y: y, width: width, height: height)
+    }
+}
+
+/// `NSCollectionLayoutSupplementaryItem`: a supplementary view anchored to each item of its kind (a
+/// badge), sized in cells or as a fraction of the item, drawn above the item.
+public struct SupplementaryItemLayout: Hashable, Sendable {
+    public var elementKind: String
+    public var width: LayoutDimension
+    public var height: LayoutDimension
+    public var anchor: LayoutAnchor
+
+    public init(elementKind: String, width: LayoutDimension, height: LayoutDimension, anchor: LayoutAnchor) {
+        self.elementKind = elementKind
+        self.width = width
+        self.height = height
+        self.anchor = anchor
+    }
+}
+
+/// `NSCollectionLayoutItem`: a size, insets and the supplementary items anchored to it.
 public struct ItemLayout: Hashable, Sendable {
     public var width: LayoutDimension
     public var height: LayoutDimension
     public var contentInsets = EdgeInsets()
+    public var supplementaryItems: [SupplementaryItemLayout] = []
 
-    public init(width: LayoutDimension, height: LayoutDimension, contentInsets: EdgeInsets = EdgeInsets()) {
+    public init(width: LayoutDimension, height: LayoutDimension, contentInsets: EdgeInsets = EdgeInsets(), supplementaryItems: [SupplementaryItemLayout] = []) {
         self.width = width
         self.height = height
         self.contentInsets = contentInsets
+        self.supplementaryItems = supplementaryItems
     }
 }
 
@@ -98,10 +163,13 @@ public enum OrthogonalScrollingBehavior: String, Hashable, Sendable, CaseIterabl
 public struct BoundaryItem: Hashable, Sendable {
     public var elementKind: String
     public var height: Int
+    /// A header that stays at the top of the screen while its section scrolls under it.
+    public var pinToVisibleBounds: Bool
 
-    public init(elementKind: String, height: Int = 1) {
+    public init(elementKind: String, height: Int = 1, pinToVisibleBounds: Bool = false) {
         self.elementKind = elementKind
         self.height = height
+        self.pinToVisibleBounds = pinToVisibleBounds
     }
 }
 
@@ -149,5 +217,22 @@ public struct LayoutDescription: Hashable, Sendable {
     /// The layout of the section `identifier`.
     public func layout(ofSection identifier: String) -> SectionLayout {
         sections[identifier] ?? defaultLayout
+    }
+
+    /// Every element kind anchored to items in some section (badges).
+    public var itemSupplementaryKinds: Set<String> {
+        var kinds = Set<String>()
+        for layout in [defaultLayout] + Array(sections.values) {
+            guard case .grid(let grid) = layout else { continue }
+            for subitem in grid.group.subitems { kinds.formUnion(subitem.supplementaryItems.map(\.elementKind)) }
+        }
+        return kinds
+    }
+
+    /// Whether supplementary views of `elementKind` in the section `identifier` are anchored to its items
+    /// (badges: addressed by the item's index path) rather than to the section (headers and footers).
+    public func anchorsToItems(elementKind: String, inSection identifier: String) -> Bool {
+        guard case .grid(let grid) = layout(ofSection: identifier) else { return false }
+        return grid.group.subitems.contains { $0.supplementaryItems.contains { $0.elementKind == elementKind } }
     }
 }

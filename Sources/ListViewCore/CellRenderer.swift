@@ -152,6 +152,21 @@ public enum CellRenderer {
     /// Draws `cell` into `frame` (viewport coordinates; clipped to the canvas). An outline item's cell
     /// (`indentationLevel`) starts `indentationWidth` columns further per level, at most half the frame
     /// away; `isCursor` marks the view's cursor.
+    /// Draws a supplementary view anchored to an item (a badge) over it: its text in parentheses when
+    /// they fit, centred in the frame, bold, in its text colour (red when it has none). A badge
+    /// configured with empty text is hidden (the seeds' badge with a count of 0); one that failed is "⚠".
+    public static func drawBadge(_ cell: JSONValue, in frame: Frame, on canvas: inout Canvas) {
+        let content = cell["content"] ?? .null
+        let text = cell["error"] != nil && cell["content"] == nil ? "⚠" : lines(Self.text(of: content), properties: content["textProperties"], width: .max).first ?? ""
+        guard !text.isEmpty else { return }
+        let width = TerminalWidth.of(text)
+        let label = width + 2 <= frame.width ? "(\(text))" : text
+        let labelWidth = TerminalWidth.of(label)
+        var style = style(content["textProperties"], base: TextStyle(bold: true))
+        if style.foreground == nil { style.foreground = colorCode("systemRed") }
+        canvas.draw(label, x: frame.x + max(0, (frame.width - labelWidth) / 2), y: frame.y + (frame.height - 1) / 2, maxWidth: frame.width, style: style)
+    }
+
     public static func draw(_ cell: JSONValue, in frame: Frame, on canvas: inout Canvas, isCursor: Bool = false) {
         let content = cell["content"] ?? .null
         let type = content["type"]?.stringValue ?? ""

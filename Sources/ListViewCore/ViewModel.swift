@@ -37,6 +37,27 @@ public struct ViewModel: Sendable {
 
     public static func supplementaryKey(_ elementKind: String, section: String) -> String { "\u{1}\(elementKind)\u{1}\(section)" }
 
+    /// The key of a supplementary view anchored to an item (a badge).
+    public static func itemSupplementaryKey(_ elementKind: String, item: String) -> String { "\u{2}\(elementKind)\u{2}\(item)" }
+
+    /// The key a configured cell (from dequeue, dequeueSupplementary, setState or cellUpdated) is kept
+    /// under: its item, its section's supplementary kind, or its item's supplementary kind.
+    public static func key(ofCell cell: JSONValue) -> String? {
+        if let kind = cell["elementKind"]?.stringValue {
+            if let item = cell["item"]?.stringValue { return itemSupplementaryKey(kind, item: item) }
+            return cell["section"]?.stringValue.map { supplementaryKey(kind, section: $0) }
+        }
+        return cell["item"]?.stringValue
+    }
+
+    /// What a pending supplementary view is: its kind and index path (the section's with item 0, or
+    /// the decorated item's), and whether it is anchored to an item.
+    public struct PendingSupplementary: Hashable, Sendable {
+        public var elementKind: String
+        public var indexPath: IndexPath
+        public var anchoredToItem: Bool
+    }
+
     // MARK: Layout
 
     /// The layout for the current snapshot, size and measured cells (O(items) after a change to one of
@@ -74,14 +95,16 @@ public struct ViewModel: Sendable {
         switch element.kind {
         case .item(let index): return snapshot.item(at: IndexPath(section: element.section, item: index))?.id ?? ""
         case .supplementary(let kind): return Self.supplementaryKey(kind, section: snapshot.sectionIdentifier(at: element.section) ?? "")
+        case .itemSupplementary(let kind, let index):
+            return Self.itemSupplementaryKey(kind, item: snapshot.item(at: IndexPath(section: element.section, item: index))?.id ?? "")
         }
     }
 
     /// What to ask listd for: visible items and supplementary views without a cell yet, and the cells
     /// that left the screen (to hand back with `endDisplaying`).
-    public func plan(_ visible: [VisibleElement]) -> (items: [IndexPath], supplementaries: [(elementKind: String, section: Int)], released: [String]) {
+    public func plan(_ visible: [VisibleElement]) -> (items: [IndexPath], supplementaries: [PendingSupplementary], released: [String]) {
         var items: [IndexPath] = []
-        var supplementaries: [(String, Int)] = []
+        var supplementaries: [PendingSupplementary] = []
         var shown = Set<String>()
         for element in visible {
             let key = key(of: element)
@@ -89,7 +112,12 @@ public struct ViewModel: Sendable {
             guard cells[key] == nil else { continue }
             switch element.kind {
             case .item(let index): items.append(IndexPath(section: element.section, item: index))
-            case .supplementary(let kind): supplementaries.append((kind, element.section))
+            case .supplementary(let kind):
+                supplementaries.append(PendingSupplementary(elementKind: kind, indexPath: IndexPath(section: element.section, item: 0), anchoredToItem: false))
+            case .itemSupplementary(let kind, let index):
+                // A kind the data source gives no view for is not asked for again.
+                guard !absentSupplementaries.contains(Self.supplementaryKey(kind, section: snapshot.sectionIdentifier(at: element.section) ?? "")) else { continue }
+                supplementaries.append(PendingSupplementary(elementKind: kind, indexPath: IndexPath(section: element.section, item: index), anchoredToItem: true))
             }
         }
         let released = cells.filter { !shown.contains($0.key) }.compactMap { $0.value["cell"]?.stringValue }.sorted()
@@ -102,14 +130,7 @@ public struct ViewModel: Sendable {
     /// whether its height changed (the layout must be computed again).
     @discardableResult
     public mutating func store(_ cell: JSONValue) -> Bool {
-        let key: String
-        if let item = cell["item"]?.stringValue {
-            key = item
-        } else if let kind = cell["elementKind"]?.stringValue, let section = cell["section"]?.stringValue {
-            key = Self.supplementaryKey(kind, section: section)
-        } else {
-            return false
-        }
+        guard let key = Self.key(ofCell: cell) else { return false }
         if cell["content"] == nil, cell["error"] != nil, let previous = cells[key] {
             // A failed reconfiguration keeps what was shown.
             var kept = previous
@@ -121,7 +142,7 @@ public struct ViewModel: Sendable {
             return false
         }
         cells[key] = cell
-        guard cell["item"] != nil else { return false }
+        guard cell["elementKind"] == nil else { return false }
         let rows = CellRenderer.height(of: cell, width: width)
         let before = measured[key] ?? 1
         guard before != rows else { return false }
@@ -166,14 +187,22 @@ public struct ViewModel: Sendable {
             if !measured.isEmpty { measured = [:] }
         } else {
             var reloadedSections = Set<String>()
+            var reloadedItems = Set<String>()
             for stage in changes.stages {
                 for reload in stage.itemReloads {
                     cells[reload.item.id] = nil
                     measured[reload.item.id] = nil
+                    reloadedItems.insert(reload.item.id)
                 }
                 for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
             }
             cells = cells.filter { key, _ in
+                if key.hasPrefix("\u{2}") {
+                    // A badge goes with its item.
+                    let item = String(key.split(separator: "\u{2}", omittingEmptySubsequences: false).last ?? "")
+                    guard snapshot.contains(item: item), !reloadedItems.contains(item) else { return false }
+                    return reloadedSections.isEmpty || !reloadedSections.contains(snapshot.sectionIdentifier(containingItem: item) ?? "")
+                }
                 if key.hasPrefix("\u{1}") {
                     let section = String(key.split(separator: "\u{1}", omittingEmptySubsequences: false).last ?? "")
                     return snapshot.contains(section: section) && !reloadedSections.contains(section)
@@ -325,9 +354,11 @@ public struct ViewModel: Sendable {
         for element in visible {
             let key = key(of: element)
             guard let cell = cells[key] else { continue }
-            let isCursor: Bool
-            if case .item = element.kind { isCursor = showCursor && key == cursor } else { isCursor = false }
-            CellRenderer.draw(cell, in: element.frame, on: &canvas, isCursor: isCursor)
+            switch element.kind {
+            case .item: CellRenderer.draw(cell, in: element.frame, on: &canvas, isCursor: showCursor && key == cursor)
+            case .supplementary: CellRenderer.draw(cell, in: element.frame, on: &canvas)
+            case .itemSupplementary: CellRenderer.drawBadge(cell, in: element.frame, on: &canvas)
+            }
         }
     }
 }

@@ -186,7 +186,7 @@ final class ViewSession {
             // A version without stages is a cell provider change: cells are configured by the new rules.
             if changes.stages.isEmpty { cellsStale = true }
         case "cellUpdated":
-            if let cell = event["cell"], let key = cell["item"]?.stringValue, model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
+            if let cell = event["cell"], let key = ViewModel.key(ofCell: cell), model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
         case "layoutChanged":
             // A layout change is a version of the data source too.
             guard event["version"]?.intValue == model.version + 1 else {
@@ -239,15 +239,17 @@ final class ViewSession {
                 for cell in cells where model.store(cell) { changed = true }
             }
             for supplementary in plan.supplementaries where !awaitingDataSource {
+                let path = supplementary.indexPath
                 let reply = try connection.request([
                     "cmd": "dequeueSupplementary", "view": .string(viewName), "elementKind": .string(supplementary.elementKind),
-                    "indexPath": [.int(supplementary.section), 0],
+                    "indexPath": [.int(path.section), .int(path.item)],
                 ])
                 try handlePendingEvents()
+                let section = model.snapshot.sectionIdentifier(at: path.section) ?? ""
                 if reply["ok"] == true, let cell = reply["result"]?["cell"] {
                     model.store(cell)
                 } else if reply["error"]?["code"] == "no-registration" || reply["error"]?["code"] == "registration-not-found" {
-                    model.markAbsent(elementKind: supplementary.elementKind, section: model.snapshot.sectionIdentifier(at: supplementary.section) ?? "")
+                    model.markAbsent(elementKind: supplementary.elementKind, section: section)
                     if hint == nil {
                         let kind = TerminalText.name(supplementary.elementKind)
                         hint = "the layout asks for \(kind) views but no supplementary provider gives them: "
@@ -256,8 +258,9 @@ final class ViewSession {
                     changed = true
                 } else if reply["ok"] != true {
                     // Drawn as an error cell: one supplementary view's failure is not the view's.
-                    let section = model.snapshot.sectionIdentifier(at: supplementary.section) ?? ""
-                    model.store(["elementKind": .string(supplementary.elementKind), "section": .string(section), "error": reply["error"] ?? [:]])
+                    var cell: [String: JSONValue] = ["elementKind": .string(supplementary.elementKind), "section": .string(section), "error": reply["error"] ?? [:]]
+                    if supplementary.anchoredToItem, let item = model.snapshot.item(at: path)?.id { cell["item"] = .string(item) }
+                    model.store(.object(cell))
                     changed = true
                 }
             }

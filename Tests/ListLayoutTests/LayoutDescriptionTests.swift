@@ -37,8 +37,60 @@ struct LayoutDescriptionTests {
         #expect(try LayoutDescription(json: [:]) == LayoutDescription(), "a plain list by default")
     }
 
+    /// A card with a badge over its top trailing corner (the sample's anchor and offset), a pinned header.
+    static let badged: JSONValue = [
+        "default": ["list": ["appearance": "plain", "headerMode": "supplementary", "pinsHeaderToVisibleBounds": true]],
+        "sections": [
+            "cards": [
+                "item": [
+                    "width": ["fractionalWidth": 0.5], "height": ["fractionalHeight": 1],
+                    "supplementaryItems": [[
+                        "elementKind": "badge", "width": ["absolute": 3], "height": ["absolute": 1],
+                        "containerAnchor": ["edges": ["top", "trailing"], "fractionalOffset": ["x": 0.3, "y": -0.3]],
+                    ]],
+                ],
+                "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 4]],
+                "header": ["pinToVisibleBounds": true],
+            ],
+        ],
+    ]
+
+    @Test func readsAndWritesBadgesAndPinnedHeaders() throws {
+        let layout = try LayoutDescription(json: Self.badged)
+        guard case .grid(let cards) = layout.layout(ofSection: "cards"), case .list(let list) = layout.defaultLayout else {
+            Issue.record("a grid and a list")
+            return
+        }
+        #expect(list.pinsHeaderToVisibleBounds && cards.header?.pinToVisibleBounds == true)
+        let badge = try #require(cards.group.subitems.first?.supplementaryItems.first)
+        #expect(badge.elementKind == "badge" && badge.width == .absolute(3) && badge.anchor.edges == [.top, .trailing])
+        #expect(badge.anchor.fractionalOffset == (0.3, -0.3) && badge.anchor.absoluteOffset == (0, 0))
+        #expect(layout.anchorsToItems(elementKind: "badge", inSection: "cards"))
+        #expect(!layout.anchorsToItems(elementKind: "badge", inSection: "other") && !layout.anchorsToItems(elementKind: "header", inSection: "cards"))
+        #expect(layout.itemSupplementaryKinds == ["badge"])
+        #expect(try LayoutDescription(json: layout.json) == layout)
+    }
+
     static let invalid: [(json: JSONValue, path: String)] = {
         var cases: [(json: JSONValue, path: String)] = []
+        func card(_ supplementary: JSONValue) -> JSONValue {
+            ["sections": ["s": [
+                "item": ["width": ["absolute": 2], "height": ["absolute": 1], "supplementaryItems": [supplementary]],
+                "group": ["axis": "vertical", "width": ["absolute": 1], "height": ["absolute": 1]],
+            ]]]
+        }
+        let size: [String: JSONValue] = ["width": ["absolute": 1], "height": ["absolute": 1]]
+        cases.append((json: card(.object(size.merging(["elementKind": "badge", "containerAnchor": ["edges": ["top", "bottom"]]]) { $1 })),
+                      path: "layout.sections.s.item.supplementaryItems[0].containerAnchor.edges"))
+        cases.append((json: card(.object(size.merging(["elementKind": "badge", "containerAnchor": ["edges": ["up"]]]) { $1 })),
+                      path: "layout.sections.s.item.supplementaryItems[0].containerAnchor.edges[0]"))
+        cases.append((json: card(.object(size.merging(["elementKind": "header", "containerAnchor": ["edges": ["top"]]]) { $1 })),
+                      path: "layout.sections.s.item.supplementaryItems[0].elementKind"))
+        cases.append((json: card(.object(size.merging(["elementKind": "badge"]) { $1 })), path: "layout.sections.s.item.supplementaryItems[0].containerAnchor"))
+        cases.append((json: card(.object(size.merging(["elementKind": "badge", "containerAnchor": ["edges": [], "fractionalOffset": ["x": "far"]]]) { $1 })),
+                      path: "layout.sections.s.item.supplementaryItems[0].containerAnchor.fractionalOffset.x"))
+        cases.append((json: ["default": ["list": ["pinsHeaderToVisibleBounds": 1]]], path: "layout.default.list.pinsHeaderToVisibleBounds"))
+        cases.append((json: ["sections": ["s": ["item": ["width": ["absolute": 2], "height": ["absolute": 1]], "group": ["axis": "vertical", "width": ["absolute": 1], "height": ["absolute": 1]], "footer": ["pinToVisibleBounds": true]]]], path: "layout.sections.s.footer.pinToVisibleBounds"))
         cases.append((json: ["default": ["list": ["appearance": "fancy"]]], path: "layout.default.list.appearance"))
         cases.append((json: ["default": ["list": [:], "group": [:]]], path: "layout.default"))
         cases.append((json: ["default": [:]], path: "layout.default"))

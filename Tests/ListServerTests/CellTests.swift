@@ -328,4 +328,64 @@ struct CellTests {
         #expect(try connection.request(["cmd": "setCellProvider", "dataSource": "home", "rules": [], "default": "header"]).errorCode == "invalid-argument",
                 "a supplementary registration cannot serve cells")
     }
+
+    /// A badge: a supplementary kind the layout anchors to items. It is dequeued at the item's index
+    /// path, the provider's rules see the item (a count of 0 gets the empty badge), the template its
+    /// data; it is configured anew with its item and goes back to its pool with it.
+    @Test func badgesAreAnchoredToItems() throws {
+        let daemon = try Daemon()
+        let view = try setUp(daemon, count: 4)
+        let writer = try daemon.connect()
+        for (name, text) in [("badge", "{{n}}"), ("noBadge", "")] {
+            #expect(try writer.request([
+                "cmd": "register", "registration": .string(name), "kind": "supplementary", "elementKind": "badge",
+                "contentConfiguration": ["type": "cell", "text": .string(text), "textProperties": ["color": "systemRed"]],
+            ])["ok"] == true)
+        }
+        #expect(try writer.request([
+            "cmd": "setSupplementaryProvider", "dataSource": "list", "elementKind": "badge",
+            "rules": [["match": ["field": "n", "equals": 0], "registration": "noBadge"]], "default": "badge",
+        ])["ok"] == true)
+        let badge: JSONValue = [
+            "elementKind": "badge", "width": ["absolute": 3], "height": ["absolute": 1], "containerAnchor": ["edges": ["top", "trailing"]],
+        ]
+        #expect(try writer.request([
+            "cmd": "setLayout", "dataSource": "list",
+            "layout": ["default": [
+                "item": ["width": ["fractionalWidth": 0.5], "height": ["fractionalHeight": 1], "supplementaryItems": [badge]],
+                "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 4]],
+            ]],
+        ])["ok"] == true)
+        // The provider change (a version without stages), then the layout's.
+        #expect(try view.readJSON()?["event"] == "changes")
+        #expect(try view.readJSON()?["event"] == "layoutChanged")
+        func dequeueBadge(_ item: Int) throws -> JSONValue {
+            try view.request(["cmd": "dequeueSupplementary", "view": "main", "elementKind": "badge", "indexPath": [0, .int(item)]]).result()["cell"] ?? .null
+        }
+        let second = try dequeueBadge(2)
+        #expect(second["item"] == "i2" && second["section"] == "S" && second["indexPath"] == [0, 2] && second["registration"] == "badge")
+        #expect(second["content"]?["text"] == "2", "\(second)")
+        #expect(try dequeueBadge(0)["registration"] == "noBadge")
+        #expect(try view.request(["cmd": "dequeueSupplementary", "view": "main", "elementKind": "badge", "indexPath": [0, 9]]).errorCode == "index-out-of-range")
+
+        // The item's data changes: its badge is configured anew (after the item's own cell, which is not displayed here).
+        #expect(try writer.request(["cmd": "updateItems", "dataSource": "list", "items": [["id": "i2", "data": ["title": "Two", "n": 7, "kind": "plain"]]]])["ok"] == true)
+        #expect(try view.readJSON()?["event"] == "changes")
+        let updated = try #require(try view.readJSON())
+        #expect(updated["event"] == "cellUpdated" && updated["cell"]?["cell"] == second["cell"] && updated["cell"]?["content"]?["text"] == "7", "\(updated)")
+
+        // The item deleted: its badge goes back to the pool, and the next badge dequeued reuses it.
+        func badgeCounts() throws -> (displayed: Int, pooled: Int) {
+            let entry = try view.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue.first { $0["registration"] == "badge" }
+            return (entry?["displayed"]?.intValue ?? -1, entry?["pooled"]?.intValue ?? -1)
+        }
+        #expect(try badgeCounts() == (1, 0))
+        #expect(try writer.request(["cmd": "deleteItems", "dataSource": "list", "items": ["i2"]])["ok"] == true)
+        #expect(try view.readJSON()?["event"] == "changes")
+        #expect(try badgeCounts() == (0, 1))
+        #expect(try dequeueBadge(1)["reused"] == true)
+
+        // A kind the section's layout does not anchor to items stays the section's (a header here).
+        #expect(try view.request(["cmd": "dequeueSupplementary", "view": "main", "elementKind": "header", "indexPath": [0, 0]]).errorCode == "no-registration")
+    }
 }

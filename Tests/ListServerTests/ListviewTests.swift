@@ -278,6 +278,23 @@ struct ListviewResilienceTests {
         #expect(process.isRunning, "a dropped data source does not end the view")
     }
 
+    /// A pinned header stays on the first row while its section scrolls under it; an unpinned one
+    /// scrolls away.
+    @Test func pinnedHeadersStayOnTheFirstRow() throws {
+        let daemon = try Daemon()
+        _ = try daemon.request(["cmd": "register", "registration": "h", "kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "plainHeader", "text": "Head {{title}}"]]).result()
+        _ = try daemon.request(["cmd": "apply", "dataSource": "p", "snapshot": ["sections": [["id": "s", "data": ["title": "S"], "items": .array((1...20).map { .string("row\($0)") })]]]]).result()
+        _ = try daemon.request(["cmd": "setSupplementaryProvider", "dataSource": "p", "elementKind": "header", "rules": [], "default": "h"]).result()
+        func frame(pinned: Bool) throws -> [String] {
+            _ = try daemon.request(["cmd": "setLayout", "dataSource": "p", "layout": ["default": ["list": ["headerMode": "supplementary", "pinsHeaderToVisibleBounds": .bool(pinned)]]]]).result()
+            let run = try runListview(["--socket", daemon.socketPath, "p", "--once", "--width", "20", "--height", "3", "--scroll", "6"])
+            #expect(run.status == 0, "\(run)")
+            return run.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        }
+        #expect(try frame(pinned: true).prefix(3) == ["Head S", "row7", "row8"], "the header over row 6")
+        #expect(try frame(pinned: false).prefix(3) == ["row6", "row7", "row8"])
+    }
+
     /// Headers asked for by the layout (headerMode supplementary) without a supplementary provider are
     /// not blank rows without a word: listview says what is missing and how to give it.
     @Test func aMissingHeaderProviderIsExplained() throws {

@@ -24,6 +24,21 @@ struct CellRendererTests {
         #expect(CellRenderer.colorCode("label") == nil, "the label colour is the terminal's own")
     }
 
+    /// A badge: its text in parentheses over the card's corner, bold and red unless it has a colour;
+    /// empty text draws nothing (the README's Garden); too narrow a frame drops the parentheses.
+    @Test func badgesDrawTheirTextOverTheItem() {
+        var canvas = Canvas(width: 10, height: 1)
+        canvas.draw("──────────", x: 0, y: 0)
+        CellRenderer.drawBadge(["elementKind": "badge", "item": "a", "content": ["type": "cell", "text": "3"]], in: Frame(x: 6, y: 0, width: 3, height: 1), on: &canvas)
+        #expect(canvas.plainLines == ["──────(3)─"])
+        #expect(canvas.terminalFrame(colors: true).contains("\u{1B}[0;1;31m(3)"), "bold red")
+        CellRenderer.drawBadge(["elementKind": "badge", "item": "a", "content": ["type": "cell", "text": "12", "textProperties": ["color": "systemBlue"]]], in: Frame(x: 0, y: 0, width: 3, height: 1), on: &canvas)
+        #expect(canvas.plainLines == ["12────(3)─"] && canvas.terminalFrame(colors: true).contains("\u{1B}[0;1;34m12"))
+        var untouched = Canvas(width: 10, height: 1)
+        CellRenderer.drawBadge(["elementKind": "badge", "item": "a", "content": ["type": "cell", "text": ""]], in: Frame(x: 0, y: 0, width: 3, height: 1), on: &untouched)
+        #expect(untouched.plainLines == [""])
+    }
+
     @Test func italicFontsAndSecondaryLabelColours() {
         let cell: JSONValue = ["item": "a", "content": ["type": "cell", "text": "Note", "textProperties": ["font": "body.italic", "color": "secondaryLabel"]]]
         #expect(draw(cell, height: 1).terminalFrame(colors: true).contains("\u{1B}[0;2;3mN"), "dim and italic")

@@ -8,7 +8,8 @@ import ListWire
 struct CellReply {
     enum Position {
         case item(IndexPath, String)
-        case supplementary(IndexPath, elementKind: String, section: String)
+        /// A section's supplementary view, or (with `item`) one anchored to an item.
+        case supplementary(IndexPath, elementKind: String, section: String, item: String? = nil)
     }
 
     var id: String
@@ -32,13 +33,17 @@ struct CellReply {
             writer.indexPath(path)
             writer.key("item")
             writer.string(item)
-        case .supplementary(let path, let elementKind, let section):
+        case .supplementary(let path, let elementKind, let section, let item):
             writer.key("indexPath")
             writer.indexPath(path)
             writer.key("elementKind")
             writer.string(elementKind)
             writer.key("section")
             writer.string(section)
+            if let item {
+                writer.key("item")
+                writer.string(item)
+            }
         }
         writer.key("registration")
         writer.string(registration)

@@ -50,7 +50,7 @@ extension CommandRouter {
                 view.cells.setState(state, of: id)
                 // A displayed item's selection is the view's, seen by the views that follow selections.
                 var selectionChange: (selected: [String], deselected: [String]) = ([], [])
-                if changes["selected"] != nil, let key = view.cells.cells[id]?.displayedFor, !key.hasPrefix("\u{1}"),
+                if changes["selected"] != nil, let key = view.cells.cells[id]?.displayedFor, !isSupplementaryKey(key),
                     view.selection.set(key, selected: state.selected)
                 {
                     selectionChange = state.selected ? ([key], []) : ([], [key])
@@ -122,6 +122,15 @@ extension CommandRouter {
                 indentationLevel: placement?.level ?? 0, configured: cell.configured)
             return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
         }
+        if let (elementKind, item) = anchoredSupplementary(ofKey: key) {
+            guard let path = snapshot.indexPath(ofItem: item), let data = snapshot.data(ofItem: item) else { return nil }
+            let section = snapshot.sectionIdentifier(at: path.section)!
+            return .configured(
+                configureCell(
+                    view: view, key: key, registration: registration,
+                    context: { TemplateContext(item: item, data: data, section: section, indexPath: path, state: $0) },
+                    position: .supplementary(path, elementKind: elementKind, section: section, item: item), work: work))
+        }
         if key.hasPrefix("\u{1}") {
             let parts = key.split(separator: "\u{1}", omittingEmptySubsequences: false)
             guard parts.count == 4, let index = snapshot.index(ofSection: String(parts[2])), let section = snapshot.section(at: index) else { return nil }
@@ -170,7 +179,11 @@ extension CommandRouter {
         for view in views {
             for (key, id) in view.cells.displayed {
                 let gone: Bool
-                if key.hasPrefix("\u{1}") {
+                if let (_, item) = anchoredSupplementary(ofKey: key) {
+                    // A badge goes with its item.
+                    gone = reloadData || !snapshot.contains(item: item) || reloadedItems.contains(item)
+                        || (!reloadedSections.isEmpty && reloadedSections.contains(snapshot.sectionIdentifier(containingItem: item) ?? ""))
+                } else if key.hasPrefix("\u{1}") {
                     let section = key.split(separator: "\u{1}", omittingEmptySubsequences: false).dropFirst(2).first.map(String.init) ?? ""
                     gone = reloadData || !snapshot.contains(section: section) || reloadedSections.contains(section)
                 } else {
@@ -181,8 +194,11 @@ extension CommandRouter {
             }
             var pluginRequests: [PluginCellRequest] = []
             var placeholders: [CellReply] = []
-            for item in reconfigured {
-                guard let cell = view.cells.displayedCell(for: item) else { continue }
+            // A reconfigured item's badges are configured anew with it (they show its data).
+            let anchoredKinds = view.cells.displayedCount > 0 ? dataSource.layout.itemSupplementaryKinds : []
+            let keys = reconfigured + anchoredKinds.flatMap { kind in reconfigured.map { itemSupplementaryKey(kind, item: $0) } }
+            for key in keys {
+                guard let cell = view.cells.displayedCell(for: key) else { continue }
                 switch reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations, work: work) {
                 case nil: continue
                 case .configured(let configured): view.connection.sendEvent(ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { configured.write(to: &$0) }))

@@ -158,10 +158,12 @@ extension CommandRouter {
             name: "dequeueSupplementary",
             summary: "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
             arguments: viewArguments + [
-                ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\"."),
-                ArgumentSpec("indexPath", "[section, item]", required: true, "The section (item is usually 0)."),
+                ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\", or a kind the layout anchors to items (\"badge\")."),
+                ArgumentSpec(
+                    "indexPath", "[section, item]", required: true,
+                    "The section (item is usually 0); for a kind anchored to items, the item it decorates."),
             ],
-            result: "{version, cell: {cell, indexPath, elementKind, section, registration, reused, content, background, accessories, state}}"
+            result: "{version, cell: {cell, indexPath, elementKind, section, item?, registration, reused, content, background, accessories, state}}"
         ) { arguments, _ throws(WireError) in
             let (viewName, viewDataSource) = try readView(&arguments)
             let elementKind = try arguments.string("elementKind")
@@ -171,6 +173,9 @@ extension CommandRouter {
                 let dataSource = try context.dataSource(view.dataSource)
                 guard let section = dataSource.snapshot.section(at: path.section), path.item >= 0 else {
                     throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
+                }
+                if dataSource.layout.anchorsToItems(elementKind: elementKind, inSection: section.id) {
+                    return try dequeueAnchoredSupplementary(elementKind, at: path, section: section.id, view: view, dataSource: dataSource, context: context)
                 }
                 let asItem = Item(section.id, data: section.data)
                 guard let name = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
@@ -192,6 +197,34 @@ extension CommandRouter {
                     cell.write(to: &writer)
                 }
             }
+        }
+    }
+
+    /// `dequeueSupplementary` of a kind the section's layout anchors to its items (a badge): the
+    /// supplementary provider's rules see the item (its payload and section), the template its data.
+    private static func dequeueAnchoredSupplementary(
+        _ elementKind: String, at path: IndexPath, section: String, view: ViewSession, dataSource: DataSource, context: CommandContext
+    ) throws(WireError) -> CommandResult {
+        guard let item = dataSource.snapshot.item(at: path) else {
+            throw WireError(.indexOutOfRange, "There is no item at [\(path.section), \(path.item)] for the \"\(elementKind)\" anchored to items.")
+        }
+        guard let provider = dataSource.supplementaryProviders[elementKind], let name = provider.registration(for: item, inSection: section) else {
+            throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps item \"\(item.id)\" to a registration.")
+        }
+        guard let registration = context.state.registrations[name] else {
+            throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
+        }
+        try context.state.checkBinding(of: provider, to: registration, for: "item \"\(item.id)\"")
+        let cell = configureCell(
+            view: view, key: itemSupplementaryKey(elementKind, item: item.id), registration: registration,
+            context: { state in TemplateContext(item: item.id, data: item.data, section: section, indexPath: path, state: state) },
+            position: .supplementary(path, elementKind: elementKind, section: section, item: item.id))
+        let version = dataSource.version
+        return CommandResult { writer in
+            writer.key("version")
+            writer.int(version)
+            writer.key("cell")
+            cell.write(to: &writer)
         }
     }
 
