@@ -14,6 +14,8 @@ public struct ChangeOutcome: Sendable {
     public var createdDataSource = false
     /// `register` made a new registration (false when an identical one existed).
     public var createdRegistration = false
+    /// `register` with `replace` gave a registration another definition.
+    public var replacedRegistration = false
     /// A replaced snapshot: freeing a large one takes time the caller need not wait for.
     public var retired: Snapshot?
     /// What undoes the change (only when `apply` was asked to record it).

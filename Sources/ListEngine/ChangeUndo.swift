@@ -24,6 +24,8 @@ public struct ChangeUndo: Sendable {
         case changed(DataSourceModel, before: DataSourceBefore)
         case registered(name: String)
         case unregistered(Registration, position: Int)
+        /// The change gave this registration another definition.
+        case replaced(Registration)
     }
 
     /// A data source's parts as they were before a change, with what undoes its snapshot.
@@ -94,6 +96,8 @@ extension StateModel {
             case .unregistered(let registration, let position):
                 registrations[registration.name] = registration
                 registrationOrder.insert(registration.name, at: min(position, registrationOrder.count))
+            case .replaced(let registration):
+                registrations[registration.name] = registration
             }
         }
         recountUsage()

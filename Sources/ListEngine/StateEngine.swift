@@ -36,9 +36,12 @@ public final class StateEngine {
     /// - `known`: the change's diff, worked out and encoded before (off the loop).
     /// - `rehearsal`: the change worked out on a copy; installed in O(1) when the data source is still
     ///   at the version it was worked out against.
+    /// - `animatingDifferences`: false marks the changes (`"animatingDifferences": false`) so that views
+    ///   apply them without animation; it travels in the event line, retained and stored with the version.
+    ///   (`known` changes carry it in their encoding.)
     public func commit(
         _ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, storedEvent: [UInt8]? = nil, known: KnownChanges? = nil,
-        rehearsal: Rehearsal? = nil
+        rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
     ) throws(WireError) -> AppliedChange {
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
         var outcome: ChangeOutcome
@@ -66,14 +69,14 @@ public final class StateEngine {
                 if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) { applied.event = dataSource.changesEvent(changesJSON: known.json) }
             } else if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) {
                 var changes = JSONWriter(capacity: 192)
-                changes.changes(outcome.changes, reloadData: outcome.reloadData)
+                changes.changes(outcome.changes, reloadData: outcome.reloadData, animatingDifferences: animatingDifferences)
                 applied.changesJSON = changes.bytes
                 applied.event = dataSource.changesEvent(changesJSON: changes.bytes)
             }
             let retainable = !outcome.reloadData && (applied.event?.count ?? .max) <= RetainedEvents.maximumEventBytes
             applied.retainedEvent = retainable ? applied.event : nil
             dataSource.retained.append(dataSource.version, applied.retainedEvent)
-        case .register, .unregister:
+        case .register, .replaceRegistration, .unregister:
             break
         }
         return applied

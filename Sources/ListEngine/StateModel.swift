@@ -116,6 +116,26 @@ public final class StateModel {
             var outcome = try register(registration, limits: limits)
             if recordingUndo { outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing) }
             return outcome
+        case .replaceRegistration(let registration):
+            guard let existing = registrations[registration.name] else {
+                var outcome = try register(registration, limits: limits)  // nothing to replace: made as register makes it
+                if recordingUndo { outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing) }
+                return outcome
+            }
+            var outcome = ChangeOutcome()
+            guard existing.kind == registration.kind else {
+                throw WireError(
+                    .invalidArgument,
+                    "Registration \"\(registration.name)\" is a \(Self.describe(existing.kind)) registration; a replacement keeps its kind (unregister it to make a \(Self.describe(registration.kind)) one).")
+            }
+            if existing.definition != registration.definition {
+                var replacement = registration
+                replacement.owner = existing.owner  // the owner stays: providers bound to it still name it
+                registrations[registration.name] = replacement
+                outcome.replacedRegistration = true
+            }
+            if recordingUndo { outcome.undo = ChangeUndo(step: outcome.replacedRegistration ? .replaced(existing) : .nothing) }
+            return outcome
         case .unregister(let name):
             guard let removed = registrations.removeValue(forKey: name) else {
                 throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
@@ -418,6 +438,14 @@ public final class StateModel {
 
     // MARK: Registrations
 
+    /// "cell" or "supplementary:KIND", as replies name a registration's kind.
+    static func describe(_ kind: Registration.Kind) -> String {
+        switch kind {
+        case .cell: return "cell"
+        case .supplementary(let elementKind): return "supplementary:\(elementKind)"
+        }
+    }
+
     private func register(_ registration: Registration, limits: ChangeLimits) throws(WireError) -> ChangeOutcome {
         let name = registration.name
         if name.isEmpty || name.utf8.count > limits.maximumIdentifierBytes {
@@ -432,7 +460,7 @@ public final class StateModel {
             guard existing.definition == registration.definition else {
                 throw WireError(
                     .registrationExists,
-                    "Registration \"\(name)\" exists with another definition. Registrations are created once, up front; unregister it first (which drains its reuse pools).")
+                    "Registration \"\(name)\" exists with another definition. Registrations are created once, up front; to change it, register it with replace: true (views configure their cells anew).")
             }
             return outcome
         }

@@ -89,10 +89,15 @@ public enum ViewEvent {
         return JSONValue.object(event).jsonBytes
     }
 
-    /// `{"event":"registrationChanged","dataSource":…,"view":…,"registration":…,"change":"created"|"deleted"}`:
-    /// a registration the data source's cell or supplementary provider names was made or deleted; the
-    /// view's cells of it (or its error cells for it) are to be dequeued again.
-    public static func registrationChanged(dataSource: String, view: String, registration: String, created: Bool) -> [UInt8] {
+    /// What happened to a registration a `registrationChanged` event names.
+    public enum RegistrationChange: String, Sendable {
+        case created, deleted, replaced
+    }
+
+    /// `{"event":"registrationChanged","dataSource":…,"view":…,"registration":…,"change":"created"|"deleted"|"replaced"}`:
+    /// a registration the data source's cell or supplementary provider names was made, deleted or given
+    /// another definition; the view's cells of it (or its error cells for it) are to be dequeued again.
+    public static func registrationChanged(dataSource: String, view: String, registration: String, change: RegistrationChange) -> [UInt8] {
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
         writer.key("event")
@@ -104,7 +109,7 @@ public enum ViewEvent {
         writer.key("registration")
         writer.string(registration)
         writer.key("change")
-        writer.string(created ? "created" : "deleted")
+        writer.string(change.rawValue)
         writer.endObject()
         return writer.bytes
     }

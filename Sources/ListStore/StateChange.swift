@@ -17,6 +17,9 @@ public enum StateChange: Sendable {
     case dataSource(name: String, ifVersion: Int?, createAs: DataSourceCreation?, DataSourceOperation)
     /// Creates a registration; registering an identical definition again changes nothing.
     case register(Registration)
+    /// Gives a registration another definition of the same kind (its owner, name and place stay), or
+    /// creates it when there is none (`register` with `replace`).
+    case replaceRegistration(Registration)
     /// Deletes a registration.
     case unregister(name: String)
 }
@@ -26,7 +29,7 @@ extension StateChange {
     public var dataSourceName: String? {
         switch self {
         case .createDataSource(let name, _, _), .dropDataSource(let name), .dataSource(let name, _, _, _): return name
-        case .register, .unregister: return nil
+        case .register, .replaceRegistration, .unregister: return nil
         }
     }
 }

@@ -128,6 +128,7 @@ public enum StoreRecord: Sendable {
     /// the size of the operation, so it is stored as the checkpoint instead of a log record followed by
     /// a checkpoint); the `.change` record of that version carries no operation (`null`).
     case checkpoint(dataSource: String, version: Int, content: [UInt8])
+    /// A registration made, or given another definition (stored in its place: an upsert).
     case register(name: String, registration: [UInt8])
     case unregister(name: String)
 

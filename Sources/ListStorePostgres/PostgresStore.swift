@@ -325,8 +325,9 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             try connection.query(
                 "DELETE FROM listd_change_log WHERE source = $1 AND version <= $2", [.integer(id), .integer(version - retainVersions)])
         case .register(let name, let registration):
-            try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])
-            try connection.query("INSERT INTO listd_registrations(name, registration) VALUES ($1, $2)", [.text(name), .bytes(registration)])
+            try connection.query(
+                "INSERT INTO listd_registrations(name, registration) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET registration = EXCLUDED.registration",
+                [.text(name), .bytes(registration)])
             try notify(Notice.registrations)
         case .unregister(let name):
             try connection.query("DELETE FROM listd_registrations WHERE name = $1", [.text(name)])

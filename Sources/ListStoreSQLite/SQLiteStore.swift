@@ -82,7 +82,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             "INSERT INTO data_sources(name, incarnation, checkpoint_version, checkpoint) VALUES (?, ?, ?, ?)")
         deleteSourceLog = try connection.prepare("DELETE FROM change_log WHERE source = ?")
         deleteSource = try connection.prepare("DELETE FROM data_sources WHERE id = ?")
-        insertRegistration = try connection.prepare("INSERT INTO registrations(name, registration) VALUES (?, ?)")
+        insertRegistration = try connection.prepare(
+            "INSERT INTO registrations(name, registration) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET registration = excluded.registration")
         deleteRegistration = try connection.prepare("DELETE FROM registrations WHERE name = ?")
         maintenance = try WALMaintenance(path: path, writer: connection)
         try reloadSourceIDs()
@@ -309,7 +310,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 .run(.blob(parts.isEmpty ? content : []), .integer(version), .integer(parts.count), .integer(id))
             try connection.prepare("DELETE FROM change_log WHERE source = ? AND last_version <= ?").run(.integer(id), .integer(version - retainVersions))
         case .register(let name, let registration):
-            try deleteRegistration.run(.text(name))
             try insertRegistration.run(.text(name), .blob(registration))
         case .unregister(let name):
             try deleteRegistration.run(.text(name))

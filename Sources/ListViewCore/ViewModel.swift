@@ -16,6 +16,9 @@ public struct ViewModel: Sendable {
     public var horizontalOffsets: [String: Int] = [:]
     /// The item the cursor is on.
     public var cursor: String?
+    /// Items the last change inserted, moved, reloaded or reconfigured when it was to be animated
+    /// (`animatingDifferences`): drawn marked until `clearMarks()` (a terminal's brief animation).
+    public private(set) var marked: Set<String> = []
 
     /// Configured cells on screen, by key (an item's identifier, or `supplementaryKey`).
     public private(set) var cells: [String: JSONValue] = [:]
@@ -179,9 +182,10 @@ public struct ViewModel: Sendable {
     /// Applies a pushed `changes` event with the core's stage application. Cells of deleted and
     /// reloaded items and sections are forgotten (listd already took them back); reloaded ones are
     /// dequeued again when visible. The cursor stays on its item wherever it moved.
-    public mutating func apply(_ changes: StagedChanges, version newVersion: Int, reloadData: Bool) throws {
+    public mutating func apply(_ changes: StagedChanges, version newVersion: Int, reloadData: Bool, animatingDifferences: Bool = true) throws {
         try snapshot.apply(changes)
         version = newVersion
+        marked = animatingDifferences && !reloadData ? changedItems(changes) : []
         if reloadData {
             cells = [:]
             if !measured.isEmpty { measured = [:] }
@@ -214,6 +218,25 @@ public struct ViewModel: Sendable {
         }
         if let cursor, !snapshot.contains(item: cursor) { self.cursor = nil }
         if cursor == nil { cursor = snapshot.item(at: IndexPath(section: 0, item: 0)).map(\.id) ?? firstItem() }
+    }
+
+    /// Forgets the marks of the last animated change (its moment is over).
+    public mutating func clearMarks() { marked = [] }
+
+    /// The items a change inserted, reloaded or reconfigured, the items of inserted sections, and (for a
+    /// one-stage change, whose destinations are final) the items it moved.
+    private func changedItems(_ changes: StagedChanges) -> Set<String> {
+        var items = Set<String>()
+        for stage in changes.stages {
+            for insert in stage.itemInserts { items.insert(insert.item.id) }
+            for reload in stage.itemReloads { items.insert(reload.item.id) }
+            for change in stage.itemReconfigures { items.insert(change.item.id) }
+            for insert in stage.sectionInserts { items.formUnion(insert.items.map(\.id)) }
+        }
+        if changes.stages.count == 1 {
+            for move in changes.stages[0].itemMoves { if let item = snapshot.item(at: move.to) { items.insert(item.id) } }
+        }
+        return items.filter { snapshot.contains(item: $0) }
     }
 
     private func firstItem() -> String? {
@@ -355,7 +378,15 @@ public struct ViewModel: Sendable {
             let key = key(of: element)
             guard let cell = cells[key] else { continue }
             switch element.kind {
-            case .item: CellRenderer.draw(cell, in: element.frame, on: &canvas, isCursor: showCursor && key == cursor)
+            case .item:
+                CellRenderer.draw(cell, in: element.frame, on: &canvas, isCursor: showCursor && key == cursor)
+                if marked.contains(key) {
+                    // Just changed, with animation: yellow (bold without colours) for a moment.
+                    canvas.restyle(x: element.frame.x, y: element.frame.y, width: element.frame.width, height: element.frame.height) {
+                        $0.foreground = 33
+                        $0.bold = true
+                    }
+                }
             case .supplementary: CellRenderer.draw(cell, in: element.frame, on: &canvas)
             case .itemSupplementary: CellRenderer.drawBadge(cell, in: element.frame, on: &canvas)
             }

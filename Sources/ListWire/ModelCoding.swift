@@ -284,12 +284,17 @@ extension JSONWriter {
     }
 
     /// `{"stages": [...]}` in the protocol's shape: identifiers and positions only; empty lists left out.
-    /// With `reloadData`, `{"reloadData": true, "stages": []}`.
-    public mutating func changes(_ changes: StagedChanges, reloadData: Bool = false) {
+    /// With `reloadData`, `{"reloadData": true, "stages": []}`; without `animatingDifferences`,
+    /// `"animatingDifferences": false` too (left out when true, the default).
+    public mutating func changes(_ changes: StagedChanges, reloadData: Bool = false, animatingDifferences: Bool = true) {
         beginObject()
         if reloadData {
             key(literal: "reloadData")
             bool(true)
+        }
+        if !animatingDifferences {
+            key(literal: "animatingDifferences")
+            bool(false)
         }
         key(literal: "stages")
         beginArray()

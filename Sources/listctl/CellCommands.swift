@@ -16,11 +16,33 @@ struct Register: ParsableCommand {
     @OptionGroup var connection: Connection
     @Argument(help: "The registration's name.") var name: String
     @Argument(help: "The definition file, or - for standard input.") var file: String = "-"
+    @Flag(help: "Replace the definition of an existing registration (of the same kind); views configure their cells anew.") var replace = false
     func run() throws {
         guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): the definition must be a JSON object") }
         members["registration"] = .string(name)
+        if replace { members["replace"] = true }
         try connection.run(request("register", members)) { result in
-            print("\(result["created"] == true ? "created" : "unchanged") \(name) (\(Output.cell(result["kind"])), \(Output.cell(result["type"])))")
+            let what = result["created"] == true ? "created" : result["replaced"] == true ? "replaced" : "unchanged"
+            print("\(what) \(TerminalText.name(name)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"])))")
+            for warning in result["warnings"]?.arrayValue ?? [] {
+                Output.error("warning: \(warning["code"]?.stringValue ?? ""): \(warning["message"]?.stringValue ?? "")")
+            }
+        }
+    }
+}
+
+struct ShowRegistration: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "registration",
+        abstract: "Show one registration: its kind, owner, cell counters and definition.",
+        discussion: "With --json the reply as it is; `listctl --json registration A | jq .result.definition | listctl register B -` copies a definition.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The registration.") var name: String
+    func run() throws {
+        try connection.run(request("registration", ["registration": .string(name)])) { result in
+            print("\(TerminalText.name(name)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"]))), owner uid \(Output.cell(result["owner"]))")
+            print("cells: \(Output.cell(result["created"])) created, \(Output.cell(result["reused"])) reused, \(Output.cell(result["displayed"])) displayed, \(Output.cell(result["pooled"])) pooled")
+            print(Output.cell(result["definition"]))
         }
     }
 }

@@ -105,10 +105,8 @@ enum EditTable {
         writer.beginObject()
         EditCodec.write(edit, to: &writer)
         writer.endObject()
-        guard case .object(var members) = try JSONParser.parse(writer.bytes) else { return }
-        members["dataSource"] = .string(target.dataSource)
-        if let ifVersion = target.ifVersion { members["ifVersion"] = .int(ifVersion) }
-        try connection.run(.object(members), render: renderMutation)
+        guard case .object(let members) = try JSONParser.parse(writer.bytes) else { return }
+        try connection.run(.object(target.members(members)), render: renderMutation)
     }
 }
 

@@ -26,7 +26,7 @@ struct Listctl: ParsableCommand {
         ] + EditTable.subcommands + [
             Batch.self, ApplySectionSnapshot.self, Expand.self, Collapse.self,
             ItemInfo.self, IndexPathOf.self, ItemAt.self, SectionAt.self, IndexOf.self, Count.self, Watch.self,
-            Register.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Layout.self, Dequeue.self,
+            Register.self, ShowRegistration.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Layout.self, Dequeue.self,
             EndDisplaying.self, SetState.self, Export.self, Import.self, Backup.self, Call.self,
         ])
 

@@ -22,11 +22,14 @@ func renderMutation(_ result: JSONValue) {
 struct MutationTarget: ParsableArguments {
     @Argument(help: "The data source.") var dataSource: String
     @Option(name: .customLong("if-version"), help: "Apply only if the data source is at this version.") var ifVersion: Int?
+    @Flag(name: .customLong("no-animation"), help: "Views apply the change without animation (animatingDifferences: false).")
+    var noAnimation = false
 
     func members(_ extra: [String: JSONValue]) -> [String: JSONValue] {
         var members = extra
         members["dataSource"] = .string(dataSource)
         if let ifVersion { members["ifVersion"] = .int(ifVersion) }
+        if noAnimation { members["animatingDifferences"] = false }
         return members
     }
 }

@@ -27,7 +27,8 @@ struct WatchOutput {
                 return [fit("\(time) v\(version) (changes listctl cannot read)")]
             }
             let reloadData = event["changes"]?["reloadData"] == true
-            var lines = [fit("\(time) v\(version)" + (reloadData ? " reload everything" : ""))]
+            let still = event["changes"]?["animatingDifferences"] == false
+            var lines = [fit("\(time) v\(version)" + (reloadData ? " reload everything" : "") + (still ? " without animation" : ""))]
             for (number, stage) in changes.stages.enumerated() {
                 for (label, entries) in Self.entries(of: stage) {
                     lines.append(fitList(prefix: "  \(number + 1) " + label.padding(toLength: 16, withPad: " ", startingAt: 0), entries))

@@ -81,7 +81,8 @@ struct Listview: ParsableCommand {
         }
         session.scroll(to: scroll)
         try session.synchronize(revealCursor: false)
-        print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+        var lastFrame = session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n")
+        print(lastFrame)
         fflush(nil)  // each frame is out as it is drawn, also into a pipe
         if let hint = session.hint { printError("listview: \(hint)") }
         guard follow else {
@@ -96,8 +97,9 @@ struct Listview: ParsableCommand {
                 try session.synchronize(revealCursor: false)
                 version = session.model.version
                 printError("listview: the data source \"\(dataSource)\" is back")
+                lastFrame = session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n")
                 print(TerminalText.visible("── \(dataSource) version \(version) ──"))
-                print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+                print(lastFrame)
                 fflush(nil)
                 continue
             }
@@ -115,10 +117,13 @@ struct Listview: ParsableCommand {
                 printError("listview: reconnected at version \(session.model.version)")
             }
             try session.synchronize(revealCursor: false)
-            if session.model.version != version {
+            // A new version, or the same one drawn otherwise (a registration replaced, a plugin's late cell).
+            let frame = session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n")
+            if session.model.version != version || frame != lastFrame {
                 version = session.model.version
+                lastFrame = frame
                 print(TerminalText.visible("── \(dataSource) version \(version) ──"))
-                print(session.frame(showCursor: false, status: false).plainLines.joined(separator: "\n"))
+                print(frame)
                 fflush(nil)
             }
         }
@@ -195,7 +200,13 @@ struct Listview: ParsableCommand {
                         if needsDraw || session.serverStopped { continue }
                     }
                 }
-                let ready = poll(&pollers, 2, session.awaitingDataSource ? 500 : 1_000)
+                var timeout = session.awaitingDataSource ? 500 : 1_000
+                if let marksEnd = session.marksEnd {
+                    let left = ContinuousClock.now.duration(to: marksEnd)
+                    timeout = min(timeout, max(0, Int(left / .milliseconds(1)) + 1))
+                }
+                let ready = poll(&pollers, 2, Int32(timeout))
+                if session.expireMarks() { needsDraw = true }
                 if ready < 0 {
                     if errno == EINTR { continue }
                     throw ListviewError("poll failed")

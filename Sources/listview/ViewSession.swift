@@ -36,6 +36,19 @@ final class ViewSession {
     /// What the layout asks for and the data source does not provide (a header without a supplementary
     /// provider), said once: in the status line, or on stderr for plain frames.
     private(set) var hint: String?
+    /// How long the rows an animated change touched stay marked.
+    static let markDuration = Duration.milliseconds(600)
+    /// When the marks of the last animated change go (`nil`: none shown).
+    private(set) var marksEnd: ContinuousClock.Instant?
+
+    /// Clears the marks once their moment is over; returns whether it did (the view is to be drawn again).
+    func expireMarks() -> Bool {
+        guard let marksEnd, ContinuousClock.now >= marksEnd else { return false }
+        self.marksEnd = nil
+        model.clearMarks()
+        return true
+    }
+
     /// The displayed cells are to be handed back and dequeued again (a cell provider or a registration
     /// they depend on changed).
     private var cellsStale = false
@@ -178,7 +191,8 @@ final class ViewSession {
                 return
             }
             do {
-                try model.apply(changes, version: version, reloadData: false)
+                try model.apply(changes, version: version, reloadData: false, animatingDifferences: event["changes"]?["animatingDifferences"] != false)
+                marksEnd = model.marked.isEmpty ? nil : ContinuousClock.now + Self.markDuration
             } catch {
                 try reattach()
                 return

@@ -49,6 +49,7 @@ struct ChangeUndoTests {
             .register(row),
             .register(row),  // identical: nothing to undo
             .register(header),
+            .replaceRegistration(try Registration(name: "row", definition: ["contentConfiguration": ["type": "valueCell", "text": "{{title}}"]])),
             change("d", .setCellProvider(CellProvider(defaultRegistration: "row"), elementKind: nil)),
             change("d", .replaceOutline(section: "T", outline)),
             change("d", .setExpansion(section: "T", items: ["fruit"], expanded: false)),

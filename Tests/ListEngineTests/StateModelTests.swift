@@ -160,4 +160,32 @@ struct StateModelTests {
         #expect(d.version == 5 && d.snapshot.itemIdentifiers == ["b", "a", "fruit", "apple", "pear"])
         #expect(d.outlines["T"]?.visibleItems.map(\.id) == ["fruit", "apple", "pear"])
     }
+
+    /// `register` with replace: the definition changes in place (owner and position kept), an identical
+    /// one changes nothing, another kind is refused, a missing one is made; the store record is the
+    /// registration as it now is (an upsert).
+    @Test func aRegistrationIsReplacedInPlace() throws {
+        let model = StateModel()
+        var row = try Registration(name: "row", definition: ["contentConfiguration": ["type": "cell", "text": "{{title}}"]])
+        row.owner = 1000
+        _ = try model.apply(.register(row), limits: limits)
+        _ = try model.apply(.register(try Registration(name: "other", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
+        var replacement = try Registration(name: "row", definition: ["contentConfiguration": ["type": "valueCell", "text": "{{title}}"]])
+        replacement.owner = 0  // an administrator replaces it
+        let change = StateChange.replaceRegistration(replacement)
+        let outcome = try model.apply(change, limits: limits)
+        #expect(outcome.replacedRegistration && !outcome.createdRegistration)
+        #expect(model.registrations["row"]?.contentType == "valueCell" && model.registrations["row"]?.owner == 1000, "the owner stays")
+        #expect(model.registrationOrder == ["row", "other"], "its place stays")
+        guard case .register(let name, let encoded)? = model.records(of: change, outcome: outcome, event: nil).first else {
+            Issue.record("a register record")
+            return
+        }
+        #expect(name == "row" && (try? StateCoding.decodeRegistration(encoded))?.owner == 1000)
+        #expect(try model.apply(change, limits: limits).replacedRegistration == false, "identical: nothing")
+        let header = try Registration(name: "row", definition: ["kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "plainHeader"]])
+        #expect(errorCode(.replaceRegistration(header), model) == .invalidArgument, "another kind")
+        let fresh = try model.apply(.replaceRegistration(try Registration(name: "new", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
+        #expect(fresh.createdRegistration && model.registrationOrder == ["row", "other", "new"])
+    }
 }

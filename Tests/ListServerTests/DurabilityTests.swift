@@ -39,6 +39,8 @@ struct DurabilityTests {
             for request: JSONValue in [
                 ["cmd": "register", "registration": "plain", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
                 ["cmd": "register", "registration": "big", "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{n}}"]],
+                // Replaced in place: stored with its new definition, still first.
+                ["cmd": "register", "registration": "plain", "replace": true, "contentConfiguration": ["type": "valueCell", "text": "{{title}}"]],
                 ["cmd": "appendSections", "dataSource": "tasks", "sections": [["id": "todo", "data": ["title": "To do"]], "tree"]],
                 ["cmd": "appendItems", "dataSource": "tasks", "toSection": "todo", "items": [["id": "a", "data": ["title": "Alpha", "n": 1]], "b", "c"]],
                 ["cmd": "batch", "dataSource": "tasks", "operations": [["cmd": "moveItem", "item": "c", "beforeItem": "a"], ["cmd": "deleteItems", "items": ["b"]]]],

@@ -47,8 +47,35 @@ struct ListctlTests {
         let show = try listctl(daemon, ["show", "scratch"])
         #expect(show.out.contains("  0  x") && show.out.contains("  1  y"))
 
+        // --no-animation on any mutation: the change is marked, and listctl says so.
+        let still = try listctl(daemon, ["append-items", "scratch", "z", "--no-animation"])
+        #expect(still.status == 0 && still.out.contains("  without animation\n"), "\(still)")
+        #expect(!append.out.contains("without animation"))
+
         let call = try listctl(daemon, ["call", "numberOfItems", "dataSource=scratch", "section=a"])
-        #expect(call.status == 0 && call.out.contains("\"count\":2"))
+        #expect(call.status == 0 && call.out.contains("\"count\":3"))
+    }
+
+    /// `register --replace` changes a definition in place, `registration` reads one back; repeating an
+    /// identical register (the seeds' pitfall) is warned about on stderr and counted in stats.
+    @Test func registrationsAreReplacedAndReadBack() throws {
+        let daemon = try Daemon()
+        let definition = #"{"contentConfiguration":{"type":"cell","text":"{{title}}"}}"#
+        #expect(try listctl(daemon, ["register", "row", "-"], input: definition).out == "created row (cell, cell)\n")
+        let refused = try listctl(daemon, ["register", "row", "-"], input: #"{"contentConfiguration":{"type":"valueCell"}}"#)
+        #expect(refused.status == 1 && refused.err.contains("register it with replace: true"), "\(refused)")
+        let replaced = try listctl(daemon, ["register", "row", "-", "--replace"], input: #"{"contentConfiguration":{"type":"valueCell"}}"#)
+        #expect(replaced.status == 0 && replaced.out == "replaced row (cell, valueCell)\n", "\(replaced)")
+        let shown = try listctl(daemon, ["registration", "row"])
+        #expect(shown.status == 0 && shown.out.hasPrefix("row (cell, valueCell), owner uid ") && shown.out.contains(#""type":"valueCell""#), "\(shown)")
+        #expect(try listctl(daemon, ["registration", "nope"]).status == 1)
+        // One connection repeating the same register: the reply warns (listctl prints it) past 3 in 10 s.
+        let connection = try daemon.connect()
+        let request: JSONValue = ["cmd": "register", "registration": "row", "contentConfiguration": ["type": "valueCell"]]
+        var warnings: [JSONValue] = []
+        for _ in 0..<5 { warnings.append(try connection.request(request).result()["warnings"] ?? .null) }
+        #expect(warnings.prefix(3).allSatisfy { $0 == .null } && warnings[3].arrayValue.first?["code"] == "registration-repeated", "\(warnings)")
+        #expect(try daemon.request(["cmd": "stats"]).result()["cells"]?["registrationsRepeated"] == 2)
     }
 
     /// Every snapshot edit listd knows has a listctl subcommand (one table, written with the router's

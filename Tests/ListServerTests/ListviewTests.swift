@@ -266,9 +266,14 @@ struct ListviewResilienceTests {
         #expect(try eventually { collected.lastFrame.contains("version 6") && collected.lastFrame.contains("second Alpha") },
                 "the new provider's cells: \(collected.text)")
 
+        // The registration replaced in place: the same version, drawn anew.
+        _ = try daemon.request(["cmd": "register", "registration": "second", "replace": true, "contentConfiguration": ["type": "cell", "text": "SECOND {{text}}"]]).result()
+        #expect(try eventually { collected.lastFrame.contains("version 6") && collected.lastFrame.contains("SECOND Alpha") },
+                "the replaced registration's cells: \(collected.text)")
+
         let snapshot: JSONValue = ["sections": [["id": "s", "items": [["id": "z", "data": ["text": "Zed"]]]]]]
         _ = try daemon.request(["cmd": "apply", "dataSource": "t", "snapshot": snapshot, "reloadData": true]).result()
-        #expect(try eventually { collected.lastFrame.contains("version 7") && collected.lastFrame.contains("second Zed") },
+        #expect(try eventually { collected.lastFrame.contains("version 7") && collected.lastFrame.contains("SECOND Zed") },
                 "the new snapshot after reloadData: \(collected.text)")
         #expect(!collected.lastFrame.contains("Alpha"))
 

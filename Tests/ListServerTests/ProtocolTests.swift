@@ -33,6 +33,8 @@ struct ProtocolTests {
             (Array(#"{"cmd":"frobnicate"}"#.utf8), "unknown-command"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":"x"}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x"],"toSecton":"consult"}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x"],"animatingDifferences":"no"}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"setLayout","dataSource":"home","layout":{},"animatingDifferences":false}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x","x"]}"#.utf8), "duplicate-item"),
             (Array(#"{"cmd":"appendItems","dataSource":"nope","items":["x"]}"#.utf8), "data-source-not-found"),
             (Array(#"{"cmd":"moveItem","dataSource":"home","item":"consult-1","beforeItem":"consult-1"}"#.utf8), "invalid-move"),

@@ -24,7 +24,8 @@ struct ResumeTests {
             let request: JSONValue =
                 index % 3 == 0
                 ? ["cmd": "setLayout", "dataSource": "live", "layout": ["default": ["list": ["appearance": index % 2 == 0 ? "plain" : "grouped"]]]]
-                : ["cmd": "appendItems", "dataSource": "live", "items": [["id": .string("i\(index)"), "data": ["n": .int(index)]]]]
+                : ["cmd": "appendItems", "dataSource": "live", "items": [["id": .string("i\(index)"), "data": ["n": .int(index)]]],
+                   "animatingDifferences": .bool(index % 4 != 1)]
             #expect(try connection.request(request)["ok"] == true)
         }
     }
@@ -55,6 +56,8 @@ struct ResumeTests {
         ]).result()
         #expect(resumed["resumed"] == true && resumed["version"] == 7 && resumed["sections"] == nil, "\(resumed)")
         #expect(try events(resuming, count: 5) == Array(seen.suffix(5)))
+        // What the change said about animation travels with its version (stored, replayed after a restart).
+        #expect(seen.suffix(5).filter { $0.contains("\"animatingDifferences\":false") }.count == 1, "\(seen)")
         // Live events follow the replayed ones.
         try mutate(daemon, from: 8, to: 8)
         let live = try events(resuming, count: 1)

@@ -104,6 +104,13 @@ struct SharedPostgresTests {
         #expect(cell?["registration"] == "title", "\(String(describing: cell))")
         #expect(cell?["content"]?["text"] == "Alpha!", "\(String(describing: cell))")
 
+        // Replaced through the first: the second's view is told ("replaced") and dequeues it configured anew.
+        #expect(try first.request(["cmd": "register", "registration": "title", "replace": true, "contentConfiguration": ["type": "cell", "text": "{{title}}?"]]).result()["replaced"] == true)
+        let told = try #require(try view.readJSON(timeout: .seconds(20)))
+        #expect(told["event"] == "registrationChanged" && told["change"] == "replaced", "\(told)")
+        let again = try view.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0]]]).result()["cells"]?.arrayValue.first
+        #expect(again?["content"]?["text"] == "Alpha?", "\(String(describing: again))")
+
         #expect(try first.request(["cmd": "unregister", "registration": "title"])["ok"] == true)
         #expect(try eventually { try second.request(["cmd": "registrations"]).result()["registrations"] == [] })
     }

@@ -141,7 +141,12 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
                     sources[name]!.checkpointVersion = version
                     sources[name]!.operations.removeAll { $0.version <= version }
                 case .register(let name, let registration):
-                    registered.append((name, registration))
+                    // An upsert, as the real stores': a replaced definition keeps its place.
+                    if let index = registered.firstIndex(where: { $0.name == name }) {
+                        registered[index].encoded = registration
+                    } else {
+                        registered.append((name, registration))
+                    }
                 case .unregister(let name):
                     registered.removeAll { $0.name == name }
                 }

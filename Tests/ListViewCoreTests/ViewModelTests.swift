@@ -199,4 +199,29 @@ struct ViewModelTests {
         model.draw(layout, visible: model.visibleElements(in: layout), on: &canvas, showCursor: false)
         #expect(canvas.plainLines == ["Root", "  Child", "    Grandchild"])
     }
+
+    /// An animated change marks the rows it inserted, moved, reloaded or reconfigured (drawn yellow and
+    /// bold until cleared); one with animatingDifferences false, or reloadData, marks none.
+    @Test func animatedChangesMarkTheirRows() throws {
+        var snapshot = Snapshot()
+        try snapshot.appendSections(["s"])
+        try snapshot.appendItems(["a", "b", "c"], toSection: "s")
+        var model = ViewModel(snapshot: snapshot, version: 1, layout: LayoutDescription(), width: 20, height: 5)
+        var next = snapshot
+        try next.appendItems(["d"], toSection: "s")
+        try next.moveItem("a", afterItem: "c")
+        try model.apply(next.difference(from: snapshot), version: 2, reloadData: false)
+        #expect(model.marked == ["d", "a"], "the insert and the move")
+        for key in ["a", "b", "c", "d"] { model.store(["item": .string(key), "cell": .string("c-\(key)"), "content": ["type": "cell", "text": .string(key)]]) }
+        var canvas = Canvas(width: 20, height: 5)
+        model.draw(model.layout(), visible: model.visibleElements(in: model.layout()), on: &canvas, showCursor: false)
+        let frame = canvas.terminalFrame(colors: true)
+        #expect(frame.contains("\u{1B}[0;1;33md") && !frame.contains("\u{1B}[0;1;33mb"), "\(frame.debugDescription)")
+        model.clearMarks()
+        #expect(model.marked.isEmpty)
+        var third = next
+        try third.appendItems(["e"], toSection: "s")
+        try model.apply(third.difference(from: next), version: 3, reloadData: false, animatingDifferences: false)
+        #expect(model.marked.isEmpty, "without animation: nothing marked")
+    }
 }

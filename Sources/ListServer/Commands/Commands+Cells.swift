@@ -49,7 +49,8 @@ extension CommandRouter {
 extension CommandRouter {
     static var cellCommands: [Command] {
         [registerCommand, unregisterCommand, registrationsCommand, stylesCommand, providerCommand(supplementary: false),
-         providerCommand(supplementary: true), cellProviderQuery, dequeueCommand, dequeueSupplementaryCommand, endDisplayingCommand, setStateCommand]
+         providerCommand(supplementary: true), cellProviderQuery, dequeueCommand, dequeueSupplementaryCommand, endDisplayingCommand, setStateCommand,
+         registrationQuery]
     }
 
     static var registerCommand: Command {
@@ -63,10 +64,14 @@ extension CommandRouter {
                 ArgumentSpec("contentConfiguration", "{type, …}", required: true, "A list style and its properties; strings may be Mustache templates."),
                 ArgumentSpec("background", "{type, …}", "listPlainCell, listGroupedCell, listSidebarCell or clear, with its properties."),
                 ArgumentSpec("accessories", "[{type, displayed?, …}]", "disclosureIndicator, outlineDisclosure, checkmark, delete, reorder, label, detail."),
+                ArgumentSpec(
+                    "replace", "boolean",
+                    "true: give an existing registration this definition (same kind); views configure their cells of it anew."),
             ],
-            result: "{registration, kind, type, created}", effect: .mutates
+            result: "{registration, kind, type, created, replaced?, warnings?}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
+            let replace = try arguments.optionalBool("replace") ?? false
             var definition: [String: JSONValue] = [:]
             for key in ["kind", "elementKind", "contentConfiguration", "background", "accessories"] {
                 if let value = arguments.value(key) { definition[key] = value }
@@ -78,12 +83,69 @@ extension CommandRouter {
                 throw WireError(error)
             }
             return { context throws(WireError) in
-                let committed = try context.state.commit(.register(registration), connection: context.connection)
-                let created = committed.outcome.createdRegistration
+                let committed = try context.state.commit(replace ? .replaceRegistration(registration) : .register(registration), connection: context.connection)
+                let (created, replaced) = (committed.outcome.createdRegistration, committed.outcome.replacedRegistration)
+                let repeated = !created && !replaced && repeatedRegistration(name, context)
                 return committed.result { writer in
                     writeIdentity(registration, to: &writer)
                     writer.key("created")
                     writer.bool(created)
+                    if replaced {
+                        writer.key("replaced")
+                        writer.bool(true)
+                    }
+                    if repeated {
+                        writer.key("warnings")
+                        writer.value([[
+                            "code": "registration-repeated",
+                            "message": .string(
+                                "Registration \"\(name)\" was registered again with the same definition more than \(RegistrationRepeats.allowed) times in \(RegistrationRepeats.window.components.seconds) s on this connection: create registrations once, up front, not in the cell provider."),
+                            "identifiers": [.string(name)],
+                        ]])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records an identical re-register on the connection; true when it is one too many (the seeds'
+    /// pitfall), which is counted and logged once per connection and name.
+    private static func repeatedRegistration(_ name: String, _ context: CommandContext) -> Bool {
+        switch context.connection.registrationRepeats.record(name, at: .now) {
+        case .fine:
+            return false
+        case .firstRepeated:
+            context.state.logger.notice(
+                "a connection registers the same definition again and again (create registrations once, up front)",
+                metadata: ["registration": "\(name)", "connection": "\(context.connection.id)"])
+            fallthrough
+        case .repeated:
+            context.state.registrationsRepeated += 1
+            return true
+        }
+    }
+
+    /// `registration`: one registration, with its definition and cell counters.
+    static var registrationQuery: Command {
+        Command(
+            name: "registration", summary: "One registration: its kind, definition and cell counters over all views.",
+            arguments: [ArgumentSpec("registration", "string", required: true, "The registration.")],
+            result: "{registration, kind, type, owner, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}"
+        ) { arguments, _ throws(WireError) in
+            let name = try arguments.string("registration")
+            return { context throws(WireError) in
+                let state = context.state
+                guard let registration = state.registrations[name] else {
+                    throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
+                }
+                let totals = state.cellTotals(registration: name)
+                return CommandResult { writer in
+                    writeIdentity(registration, to: &writer)
+                    writer.key("owner")
+                    writer.int(Int(registration.owner))
+                    writer.key("definition")
+                    writer.value(registration.definition)
+                    writeTotals(totals, to: &writer)
                 }
             }
         }

@@ -12,6 +12,7 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("selectionChanged", "To views attached with selectionEvents when another view of the data source selects or deselects items (setState selected, a deleted item, a view that goes away): {dataSource, view, from: {view, user, items}, selected, deselected}."),
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
     ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
+    ("registrationChanged", "To attached views whose data source's cell or supplementary provider names a registration that was made (change \"created\"), deleted (\"deleted\") or given another definition (\"replaced\", register with replace): their cells of it, and cells that failed for want of it, are to be dequeued again: {dataSource, view, registration, change}."),
     ("dropped", "To attached views when their data source is dropped, or (reason \"access\") a reload took the user's read access away; the view is detached: {dataSource, view, reason?}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
@@ -131,7 +132,7 @@ extension CommandRouter {
                     "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
+                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -211,6 +212,8 @@ extension CommandRouter {
                             }
                         }
                         writer.endArray()
+                        writer.key("registrationsRepeated")
+                        writer.int(state.registrationsRepeated)
                         writer.endObject()
                         writer.key("plugins")
                         writer.beginArray()

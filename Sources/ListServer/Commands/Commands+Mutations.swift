@@ -107,7 +107,23 @@ let editCommands: [EditCommand] = [
 let mutationArguments = [
     ArgumentSpec("dataSource", "string", required: true, "The data source."),
     ArgumentSpec("ifVersion", "integer", "Apply only if the data source is at this version (else version-conflict)."),
+    ArgumentSpec(
+        "animatingDifferences", "boolean",
+        "false: views apply the changes without animation (UIKit's apply(_:animatingDifferences:)); default true."),
 ]
+
+/// What every mutation reads first: the data source, the version it must be at, and whether views animate.
+struct MutationTarget {
+    let dataSource: String
+    let ifVersion: Int?
+    let animatingDifferences: Bool
+
+    init(_ arguments: inout Arguments) throws(WireError) {
+        dataSource = try arguments.string("dataSource")
+        ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+        animatingDifferences = try arguments.optionalBool("animatingDifferences") ?? true
+    }
+}
 
 extension CommandRouter {
     static var mutationCommands: [Command] {
@@ -116,12 +132,13 @@ extension CommandRouter {
                 name: edit.name, summary: edit.summary, arguments: mutationArguments + edit.arguments,
                 result: "{version, changes, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
-                let name = try arguments.string("dataSource")
-                let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+                let target = try MutationTarget(&arguments)
                 let snapshotEdit = try edit.parse(&arguments)
                 let creates = edit.name == "appendSections"
                 return { context throws(WireError) in
-                    try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: creates ? .fresh : nil, .edit(snapshotEdit)), context)
+                    try commitMutation(
+                        .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: creates ? .fresh : nil, .edit(snapshotEdit)), context,
+                        animatingDifferences: target.animatingDifferences)
                 }
             }
         }
@@ -140,8 +157,8 @@ extension CommandRouter {
             ],
             result: "{version, changes}", effect: .mutates
         ) { arguments, _ throws(WireError) in
-            let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+            let target = try MutationTarget(&arguments)
+            let (name, ifVersion) = (target.dataSource, target.ifVersion)
             let sections = try arguments.snapshot("snapshot")
             let reloadData = try arguments.optionalBool("reloadData") ?? false
             return { context throws(WireError) in
@@ -155,7 +172,7 @@ extension CommandRouter {
                     // Built and diffed off the loop against this very version (a large request).
                     return try commitMutation(
                         .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(prepared.snapshot, reloadData: reloadData)),
-                        context, known: prepared.known)
+                        context, known: prepared.known, animatingDifferences: target.animatingDifferences)
                 }
                 let new: Snapshot
                 do {
@@ -171,7 +188,8 @@ extension CommandRouter {
                     throw WireError(.internal, "\(error)")
                 }
                 return try commitMutation(
-                    .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(new, reloadData: reloadData)), context)
+                    .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(new, reloadData: reloadData)), context,
+                    animatingDifferences: target.animatingDifferences)
             }
         }
     }
@@ -188,8 +206,7 @@ extension CommandRouter {
             ],
             result: "{version, changes, warnings?}", effect: .mutates
         ) { arguments, context throws(WireError) in
-            let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+            let target = try MutationTarget(&arguments)
             let operations = try arguments.array("operations")
             let limit = context.state.configuration.maximumBatchOperations
             if operations.count > limit {
@@ -214,18 +231,23 @@ extension CommandRouter {
                 }
             }
             return { context throws(WireError) in
-                try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: nil, .batch(edits)), context)
+                try commitMutation(
+                    .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: nil, .batch(edits)), context,
+                    animatingDifferences: target.animatingDifferences)
             }
         }
     }
 
     /// Commits a change to a data source's snapshot or outlines and replies with its new version, its
-    /// staged changes and any warnings.
+    /// staged changes (marked `"animatingDifferences": false` when so asked) and any warnings.
     static func commitMutation(
-        _ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, mayRehearse: Bool = true
+        _ change: StateChange, _ context: CommandContext, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, mayRehearse: Bool = true,
+        animatingDifferences: Bool = true
     ) throws(WireError) -> CommandResult {
-        if mayRehearse, rehearsal == nil, let rehearsed = rehearsedOffLoop(change, context) { return rehearsed }
-        let committed = try context.state.commit(change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal)
+        if mayRehearse, rehearsal == nil, let rehearsed = rehearsedOffLoop(change, context, animatingDifferences: animatingDifferences) { return rehearsed }
+        let committed = try context.state.commit(
+            change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal,
+            animatingDifferences: animatingDifferences)
         let outcome = committed.outcome
         let changesJSON = committed.changesJSON
         return committed.result { writer in
@@ -233,7 +255,11 @@ extension CommandRouter {
             writer.int(outcome.version ?? 0)
             writer.key(literal: "changes")
             // The bytes the event carries, when it was made (the same value, encoded once).
-            if let changesJSON { writer.raw(changesJSON) } else { writer.changes(outcome.changes, reloadData: outcome.reloadData) }
+            if let changesJSON {
+                writer.raw(changesJSON)
+            } else {
+                writer.changes(outcome.changes, reloadData: outcome.reloadData, animatingDifferences: animatingDifferences)
+            }
             if !outcome.warnings.isEmpty {
                 writer.key("warnings")
                 writer.beginArray()

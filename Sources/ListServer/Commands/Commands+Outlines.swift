@@ -16,13 +16,13 @@ extension CommandRouter {
                 ],
                 result: "{version, changes, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
-                let name = try arguments.string("dataSource")
-                let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+                let target = try MutationTarget(&arguments)
                 let section = try arguments.string("section")
                 let outline = try WireDecoding.sectionSnapshot(arguments.required("snapshot"), field: "snapshot")
                 return { context throws(WireError) in
                     try commitMutation(
-                        .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceOutline(section: section, outline)), context)
+                        .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: .fresh, .replaceOutline(section: section, outline)),
+                        context, animatingDifferences: target.animatingDifferences)
                 }
             },
             expansionCommand(expand: true),
@@ -42,12 +42,14 @@ extension CommandRouter {
             ],
             result: "{version, changes}", effect: .mutates
         ) { arguments, _ throws(WireError) in
-            let name = try arguments.string("dataSource")
-            let ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
+            let target = try MutationTarget(&arguments)
             let section = try arguments.string("section")
             let items = try arguments.strings("items")
             return { context throws(WireError) in
-                try commitMutation(.dataSource(name: name, ifVersion: ifVersion, createAs: nil, .setExpansion(section: section, items: items, expanded: expand)), context)
+                try commitMutation(
+                    .dataSource(
+                        name: target.dataSource, ifVersion: target.ifVersion, createAs: nil, .setExpansion(section: section, items: items, expanded: expand)),
+                    context, animatingDifferences: target.animatingDifferences)
             }
         }
     }

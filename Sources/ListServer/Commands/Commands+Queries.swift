@@ -158,14 +158,16 @@ extension CommandRouter {
             },
             Command(
                 name: "itemIdentifier", summary: "The item at an index path.",
-                arguments: [dataSourceArgument, ArgumentSpec("indexPath", "[section, item]", required: true, "The position.")],
+                arguments: [dataSourceArgument, ArgumentSpec("indexPath", "[section, item]", required: true, "The position."), nullIfMissingArgument],
                 result: "{version, item}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
+                let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard let item = dataSource.snapshot.itemIdentifier(at: path) else {
+                        if nullIfMissing { return versioned(dataSource, "item", .null) }
                         throw WireError(.indexOutOfRange, "There is no item at \(path).")
                     }
                     return versioned(dataSource, "item", .string(item))
@@ -173,14 +175,16 @@ extension CommandRouter {
             },
             Command(
                 name: "indexPath", summary: "The index path of an item.",
-                arguments: [dataSourceArgument, ArgumentSpec("item", "string", required: true, "The item.")],
+                arguments: [dataSourceArgument, ArgumentSpec("item", "string", required: true, "The item."), nullIfMissingArgument],
                 result: "{version, indexPath}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let item = try arguments.string("item")
+                let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard let path = dataSource.snapshot.indexPath(ofItem: item) else {
+                        if nullIfMissing { return versioned(dataSource, "indexPath", .null) }
                         throw WireError(.itemNotFound, "Item \"\(item)\" does not exist.")
                     }
                     return versioned(dataSource, "indexPath", [.int(path.section), .int(path.item)])
@@ -188,14 +192,16 @@ extension CommandRouter {
             },
             Command(
                 name: "sectionIdentifier", summary: "The section at an index.",
-                arguments: [dataSourceArgument, ArgumentSpec("index", "integer", required: true, "The section's index.")],
+                arguments: [dataSourceArgument, ArgumentSpec("index", "integer", required: true, "The section's index."), nullIfMissingArgument],
                 result: "{version, section}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let index = try arguments.int("index", in: Arguments.countRange)
+                let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard let section = dataSource.snapshot.sectionIdentifier(at: index) else {
+                        if nullIfMissing { return versioned(dataSource, "section", .null) }
                         throw WireError(.indexOutOfRange, "There is no section at \(index).")
                     }
                     return versioned(dataSource, "section", .string(section))
@@ -203,14 +209,16 @@ extension CommandRouter {
             },
             Command(
                 name: "index", summary: "The index of a section.",
-                arguments: [dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section.")],
+                arguments: [dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section."), nullIfMissingArgument],
                 result: "{version, index}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let section = try arguments.string("section")
+                let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard let index = dataSource.snapshot.index(ofSection: section) else {
+                        if nullIfMissing { return versioned(dataSource, "index", .null) }
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
                     return versioned(dataSource, "index", .int(index))
@@ -246,6 +254,11 @@ extension CommandRouter {
             },
         ]
     }
+
+    /// UIKit's look-ups answer nil for what is not there; with this flag listd's answer null likewise
+    /// (the data source itself must exist), so a caller can ask "is it there?" without an error.
+    private static let nullIfMissingArgument = ArgumentSpec(
+        "nullIfMissing", "boolean", "true: answer null (as UIKit's optional) instead of an error when it is not there.")
 
     private static func versioned(_ dataSource: DataSource, _ key: String, _ value: JSONValue) -> CommandResult {
         let version = dataSource.version

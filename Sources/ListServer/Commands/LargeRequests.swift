@@ -84,6 +84,7 @@ struct ApplyInput: Sendable {
     let dataSource: String
     let sections: [(section: Section, items: [Item])]
     let reloadData: Bool
+    let animatingDifferences: Bool
 
     /// `nil` unless `request` is an `apply` whose arguments read well (any problem is reported by the
     /// command itself, on the loop).
@@ -94,6 +95,7 @@ struct ApplyInput: Sendable {
         dataSource = name
         self.sections = sections
         reloadData = request.arguments.members["reloadData"] == .bool(true)
+        animatingDifferences = request.arguments.members["animatingDifferences"] != .bool(false)
     }
 
     /// The work against the data source as it is now (on the loop): `nil` when the command would refuse
@@ -123,7 +125,7 @@ struct ApplyJob: Sendable {
         let new = try base.map { try Snapshot(input.sections, reusing: $0.snapshot) } ?? Snapshot(input.sections)
         let changes = input.reloadData ? StagedChanges() : new.difference(from: base?.snapshot ?? Snapshot())
         var writer = JSONWriter(capacity: 192)
-        writer.changes(changes, reloadData: input.reloadData)
+        writer.changes(changes, reloadData: input.reloadData, animatingDifferences: input.animatingDifferences)
         return PreparedApply(
             dataSource: input.dataSource, baseVersion: base?.version, baseIncarnation: base?.incarnation, snapshot: new,
             known: KnownChanges(changes: changes, json: writer.bytes))
@@ -163,7 +165,7 @@ extension CommandRouter {
     /// The change's execution, once it was rehearsed off the loop (`StateModel.rehearse`) and committed
     /// with the result; `nil` when it runs here as usual: not an outline change of a large data source,
     /// no thread for it (in process), or a shared store (whose conflicts are run again on the loop).
-    static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext) -> CommandResult? {
+    static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext, animatingDifferences: Bool) -> CommandResult? {
         let state = context.state
         guard let pool = state.largeRequests, state.follower == nil, let loop = context.connection.eventLoop, case .dataSource(let name, _, _, let operation) = change
         else { return nil }
@@ -183,7 +185,7 @@ extension CommandRouter {
                 do throws(WireError) {
                     // A rehearsal that failed is not the last word (the state may have changed since, and
                     // the access policy speaks first): the change then runs here, as any other.
-                    execution = try commitMutation(change, context, rehearsal: try? result.get(), mayRehearse: false)
+                    execution = try commitMutation(change, context, rehearsal: try? result.get(), mayRehearse: false, animatingDifferences: animatingDifferences)
                 } catch {
                     execution = CommandResult(reply: .failure(error))
                 }

@@ -23,6 +23,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private(set) var id = 0
     /// Views attached on this connection.
     var views = ConnectionViews()
+    /// Identical registers this connection repeated (see `RegistrationRepeats`).
+    var registrationRepeats = RegistrationRepeats()
     /// What the client said it is in `hello`.
     var clientName: String?
     /// Set when this connection said `hello` as a plugin.

@@ -40,6 +40,9 @@ extension ServerState {
         case .register(var registration):
             registration.owner = uid
             return .register(registration)
+        case .replaceRegistration(var registration):
+            registration.owner = uid  // when it makes one; a replaced one keeps its owner
+            return .replaceRegistration(registration)
         case .dataSource, .dropDataSource, .unregister:
             return change
         }
@@ -72,6 +75,12 @@ extension ServerState {
                 !policy.mayChangeRegistration(identity, ownedBy: existing.owner)
             {
                 throw registrationDenied(existing, by: identity, to: "register another definition under its name")
+            }
+        case .replaceRegistration(let registration):
+            if let existing = model.registrations[registration.name], existing.definition != registration.definition,
+                !policy.mayChangeRegistration(identity, ownedBy: existing.owner)
+            {
+                throw registrationDenied(existing, by: identity, to: "replace it")
             }
         case .unregister(let name):
             if let existing = model.registrations[name], !policy.mayChangeRegistration(identity, ownedBy: existing.owner) {

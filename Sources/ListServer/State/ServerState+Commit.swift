@@ -62,13 +62,13 @@ extension ServerState {
     /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
         _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
-        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil
+        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
         let recordingUndo = pipeline != nil && !followed
         var applied = try engine.commit(
             change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, storedEvent: storedEvent, known: known,
-            rehearsal: rehearsal)
+            rehearsal: rehearsal, animatingDifferences: animatingDifferences)
         // The replaced snapshot is freed off the loop (nothing else may keep it: the outcome lets it go).
         let retired = applied.outcome.retired.map(Releasing.init)
         applied.outcome.retired = nil
@@ -90,7 +90,20 @@ extension ServerState {
             break
         case .register(let registration):
             guard applied.outcome.createdRegistration else { break }
-            committed.afterReply.append { [self] in tellViews(registration: registration.name, created: true) }
+            committed.afterReply.append { [self] in tellViews(registration: registration.name, change: .created) }
+        case .replaceRegistration(let registration):
+            if applied.outcome.createdRegistration {
+                committed.afterReply.append { [self] in tellViews(registration: registration.name, change: .created) }
+            } else if applied.outcome.replacedRegistration {
+                // Cells configured by the old definition go (pooled ones would come back configured the old
+                // way); the views dequeue theirs again, configured the new way.
+                committed.afterReply.append { [self] in
+                    for dataSource in dataSources.values {
+                        for view in dataSource.attachedViews { view.cells.drain(registration: registration.name) }
+                    }
+                    tellViews(registration: registration.name, change: .replaced)
+                }
+            }
         case .dropDataSource:
             guard let dropped = dataSource else { break }
             let views = dropped.attachedViews
@@ -123,20 +136,20 @@ extension ServerState {
                 for dataSource in dataSources.values {
                     for view in dataSource.attachedViews { view.cells.drain(registration: name) }
                 }
-                tellViews(registration: name, created: false)
+                tellViews(registration: name, change: .deleted)
             }
         }
         return committed
     }
 
     /// Tells the views of every data source whose cell or supplementary provider names `registration` that
-    /// it was made or deleted (`registrationChanged`): the cells that failed for want of it, or that it
-    /// configured, are to be dequeued again.
-    func tellViews(registration: String, created: Bool) {
+    /// it was made, deleted or replaced (`registrationChanged`): the cells that failed for want of it, or
+    /// that it configured, are to be dequeued again.
+    func tellViews(registration: String, change: ViewEvent.RegistrationChange) {
         for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: registration) {
             for view in dataSource.attachedViews {
                 view.connection.sendEvent(
-                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: registration, created: created))
+                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: registration, change: change))
             }
         }
     }

@@ -59,12 +59,14 @@ extension ServerState {
     /// Makes the registrations the stored ones; the reuse pools of registrations deleted or defined
     /// otherwise drain, as after `unregister`, and views whose providers name a changed one are told.
     func restoreFollowedRegistrations(_ stored: [Registration]) {
+        let before = Set(model.registrations.keys)
         guard let changed = engine.restoreRegistrations(stored) else { return }
         for registration in changed {
             for dataSource in dataSources.values {
                 for view in dataSource.attachedViews { view.cells.drain(registration: registration) }
             }
-            tellViews(registration: registration, created: model.registrations[registration] != nil)
+            let now = model.registrations[registration] != nil
+            tellViews(registration: registration, change: !now ? .deleted : before.contains(registration) ? .replaced : .created)
         }
     }
 

@@ -67,6 +67,8 @@ package final class ServerState {
     /// Requests refused with `permission-denied`, and by a per-user quota (connections included).
     var permissionDenials = 0
     var quotaRefusals = 0
+    /// Identical registers one connection repeated past `RegistrationRepeats.allowed` (the seeds' pitfall).
+    var registrationsRepeated = 0
     /// Connections closed at accept: over `maxConnections`, or a user's `maxConnectionsPerUser`.
     var connectionsRefused = 0
     /// When a refused connection was last logged, and how many were not since (see `logRefusal`).
