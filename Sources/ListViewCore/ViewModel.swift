@@ -93,6 +93,33 @@ public struct ViewModel: Sendable {
         return layout.visibleElements(top: top, height: height, horizontalOffsets: offsets)
     }
 
+    /// What is about to come on screen (UIKit's prefetching): the items of the next screen down, and in
+    /// a sideways row on screen the next two groups past its right edge. Not the visible ones.
+    public func prefetchPaths(in layout: CollectionLayout, visible: [VisibleElement]) -> [IndexPath] {
+        var shown = Set<IndexPath>()
+        for element in visible { if case .item(let item) = element.kind { shown.insert(IndexPath(section: element.section, item: item)) } }
+        var offsets: [Int: Int] = [:]
+        for (index, section) in layout.sections.enumerated() where section.scrollsOrthogonally {
+            offsets[index] = horizontalOffsets[section.identifier] ?? 0
+        }
+        var paths: [IndexPath] = []
+        for element in layout.visibleElements(top: top + height, height: height, horizontalOffsets: offsets) {
+            guard case .item(let item) = element.kind else { continue }
+            let path = IndexPath(section: element.section, item: item)
+            if !shown.contains(path) { paths.append(path) }
+        }
+        for section in Set(visible.map(\.section)) where section < layout.sections.count && layout.sections[section].scrollsOrthogonally {
+            let last = visible.compactMap { element -> Int? in
+                guard element.section == section, case .item(let item) = element.kind else { return nil }
+                return item
+            }.max() ?? -1
+            let count = layout.sections[section].items.count
+            let ahead = 2 * max(1, layout.sections[section].itemsPerGroup)
+            for item in (last + 1)..<min(count, last + 1 + ahead) { paths.append(IndexPath(section: section, item: item)) }
+        }
+        return paths
+    }
+
     /// The key of a visible element.
     public func key(of element: VisibleElement) -> String {
         switch element.kind {

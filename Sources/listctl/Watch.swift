@@ -22,6 +22,8 @@ struct Watch: ParsableCommand {
     var reconnectSeconds: Double = 30
     @Flag(help: "Also follow the selections other views make (setState selected): theirs now, then every change.")
     var selection = false
+    @Flag(help: "Also print what the views will display and prefetch (display events; needs write access).")
+    var display = false
 
     func validate() throws {
         if let width, width < 0 { throw ValidationError("--width must not be negative") }
@@ -44,6 +46,7 @@ struct Watch: ParsableCommand {
         var position = Position(view: view)
         let result = try connection.send(request("attach", attachMembers(position, resume: false)), on: line)
         attached(result, &position)
+        if display { _ = try connection.send(request("watchDisplay", ["dataSource": .string(dataSource)]), on: line) }
         if !connection.json {
             Output.line(output.fit("watching \(TerminalText.name(dataSource)) as \(TerminalText.name(position.view ?? "")) from version \(position.version)"))
             for text in output.lines(forSelections: result["selections"]) { Output.line(text) }
@@ -97,6 +100,7 @@ struct Watch: ParsableCommand {
                 received.reply["ok"] == true, let result = received.reply["result"]
             {
                 if connection.json { Output.line(bytes: received.line) }
+                if display { _ = try? line.requestLine(request("watchDisplay", ["dataSource": .string(dataSource)])) }
                 let resumed = result["resumed"] == true
                 attached(result, &position)
                 if !connection.json {

@@ -48,6 +48,15 @@ struct WatchOutput {
                 + (event["deselected"]?.arrayValue ?? []).map { "-" + ($0.stringValue ?? "") }
             return [fitList(prefix: "\(time) " + Self.selectionOwner(from) + ": ", changed)]
                 + [fitList(prefix: "  selected now: ", Self.selectedItems(from))]
+        case "display":
+            let view = TerminalText.name(event["view"]?.stringValue ?? "")
+            var lines: [String] = []
+            let shown = (event["willDisplay"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let soon = (event["prefetch"]?.arrayValue ?? []).compactMap(\.stringValue)
+            if !shown.isEmpty { lines.append(fitList(prefix: "\(time) view \(view) will display: ", shown)) }
+            if !soon.isEmpty { lines.append(fitList(prefix: "\(time) view \(view) prefetches: ", soon)) }
+            if let more = event["more"]?.intValue { lines.append(fit("  and \(more) more")) }
+            return lines
         case "dropped":
             return [fit("\(time) dropped: the data source is gone")]
         case "overflow":

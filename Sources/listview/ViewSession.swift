@@ -278,8 +278,25 @@ final class ViewSession {
                     changed = true
                 }
             }
-            if !changed && !changedByEvents { return }
+            if !changed && !changedByEvents {
+                try reportPrefetch(layout: layout, visible: visible)
+                return
+            }
         }
+    }
+
+    /// The positions last reported with `prefetch` (sent again only when they change).
+    private var prefetched: [IndexPath] = []
+
+    /// Tells listd what is about to come on screen (the owner may be waiting for it: an infinite scroll).
+    private func reportPrefetch(layout: CollectionLayout, visible: [VisibleElement]) throws {
+        let paths = model.prefetchPaths(in: layout, visible: visible)
+        guard paths != prefetched, !paths.isEmpty else { return }
+        prefetched = paths
+        _ = try connection.request([
+            "cmd": "prefetch", "view": .string(viewName), "indexPaths": .array(paths.map { [.int($0.section), .int($0.item)] }),
+        ])
+        try handlePendingEvents()
     }
 
     /// Dequeues the cells at `paths` in one request. When listd refuses the request (one cell's rule names

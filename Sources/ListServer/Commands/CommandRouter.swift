@@ -120,7 +120,7 @@ struct CommandRouter: Sendable {
 
     init() {
         let all = Self.housekeepingCommands + Self.dataSourceCommands + Self.mutationCommands + Self.queryCommands
-            + Self.viewCommands + Self.layoutCommands + Self.cellCommands + Self.pluginCommands + Self.storageCommands
+            + Self.viewCommands + Self.displayCommands + Self.layoutCommands + Self.cellCommands + Self.pluginCommands + Self.storageCommands
         var numbered = all
         for index in numbered.indices { numbered[index].index = index }
         commands = Dictionary(uniqueKeysWithValues: numbered.map { ($0.name, $0) })

@@ -130,6 +130,11 @@ extension CommandRouter {
                             }, position: .item(entry.path, entry.item),
                             outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work))
                 }
+                // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.
+                if dataSource.display.isWatched {
+                    dataSource.display.note(
+                        view: view.name, items: plan.map(\.item), prefetch: false, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
+                }
                 let version = dataSource.version
                 func execution(_ cells: [CellReply]) -> CommandResult {
                     CommandResult { writer in

@@ -16,6 +16,8 @@ package final class DataSource: ServedDataSource {
     /// (then dropped in one pass), so that attaching and detaching are O(1) amortized: closing a
     /// connection with many views costs what it has, not its square.
     private var viewOrder: [ViewSession] = []
+    /// What its views display and are about to, for the connections that watch (`watchDisplay`).
+    let display = DisplaySignals()
 
     package override var hasViews: Bool { !views.isEmpty }
 

@@ -1,0 +1,67 @@
+import DiffableCore
+import ListEngine
+import ListWire
+
+extension CommandRouter {
+    /// Display signals: a data source's owner learns what its views show (`willDisplay`, from their
+    /// dequeues) and are about to show (`prefetch`), as UIKit's delegate and prefetching data source do:
+    /// what an infinite scroll appends on.
+    static var displayCommands: [Command] { [watchDisplayCommand, prefetchCommand] }
+
+    static var watchDisplayCommand: Command {
+        Command(
+            name: "watchDisplay",
+            summary: "Sends this connection display events: the items a data source's views will display (their dequeues) and prefetch.",
+            arguments: [
+                ArgumentSpec("dataSource", "string", required: true, "The data source (the caller needs write access: it is its owner's signal)."),
+                ArgumentSpec("stop", "boolean", "true: stop sending them."),
+            ],
+            result: "{dataSource, watching}"
+        ) { arguments, _ throws(WireError) in
+            let name = try arguments.string("dataSource")
+            let stop = try arguments.optionalBool("stop") ?? false
+            return { context throws(WireError) in
+                let dataSource = try context.dataSource(name)
+                try context.state.require(.write, on: dataSource.model, by: context.connection.identity, to: "watch what its views display")
+                if stop { dataSource.display.unwatch(context.connection) } else { dataSource.display.watch(context.connection) }
+                return CommandResult { writer in
+                    writer.key("dataSource")
+                    writer.string(name)
+                    writer.key("watching")
+                    writer.bool(!stop)
+                }
+            }
+        }
+    }
+
+    static var prefetchCommand: Command {
+        Command(
+            name: "prefetch",
+            summary: "A view says which index paths it is about to show (UIKit's prefetchItemsAt): watchers get them as prefetch.",
+            arguments: viewArguments + [
+                ArgumentSpec("indexPaths", "[[section, item]]", required: true, "Positions about to show (ones out of range are left out)."),
+            ],
+            result: "{version, prefetched}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            var paths: [IndexPath] = []
+            for (index, value) in try arguments.array("indexPaths").enumerated() {
+                paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
+            }
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let dataSource = try context.dataSource(view.dataSource)
+                // A view a change just overtook may name positions that are gone: they are skipped.
+                let items = paths.compactMap { dataSource.snapshot.itemIdentifier(at: $0) }
+                dataSource.display.note(view: view.name, items: items, prefetch: true, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
+                let version = dataSource.version
+                return CommandResult { writer in
+                    writer.key("version")
+                    writer.int(version)
+                    writer.key("prefetched")
+                    writer.int(items.count)
+                }
+            }
+        }
+    }
+}
