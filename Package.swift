@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "ListPluginKit", targets: ["ListPluginKit"]),
         .executable(name: "emoji-plugin", targets: ["emoji-plugin"]),
         .executable(name: "card-plugin", targets: ["card-plugin"]),
+        .executable(name: "home-owner", targets: ["home-owner"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -132,6 +133,8 @@ let package = Package(
         .target(name: "CardFormatting", dependencies: ["DiffableCore"], path: "plugins/CardFormatting"),
         .testTarget(name: "CardFormattingTests", dependencies: ["CardFormatting", "DiffableCore"]),
         .executableTarget(name: "card-plugin", dependencies: ["ListPluginKit", "CardFormatting"], path: "plugins/card"),
+        // The demo's data owner: the seed Home screen's infinite company row, on display signals.
+        .executableTarget(name: "home-owner", dependencies: ["ListPluginKit", "ListClient", "ListWire", "DiffableCore"], path: "plugins/home-owner"),
         .executableTarget(
             name: "listctl",
             dependencies: [
@@ -142,7 +145,7 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin"],
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner"],
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the

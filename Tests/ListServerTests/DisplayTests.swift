@@ -47,4 +47,24 @@ struct DisplayTests {
         #expect(try owner.request(["cmd": "ping", "id": "after"])["id"] == "after")
         #expect(owner.events.isEmpty, "\(owner.events)")
     }
+
+    /// A watch that starts while views show something hears what they show now first (as attach gives
+    /// the snapshot): an owner that connects late still learns that the end is on screen.
+    @Test func aLateWatcherHearsWhatIsOnScreenNow() throws {
+        let daemon = try Daemon()
+        _ = try daemon.request(["cmd": "apply", "dataSource": "long", "snapshot": ["sections": [["id": "s", "items": .array((0..<40).map { .string("row\($0)") })]]]]).result()
+        let view = Process()
+        view.executableURL = binaryDirectory.appendingPathComponent("listview")
+        view.arguments = ["--socket", daemon.socketPath, "long", "--follow", "--width", "20", "--height", "3", "--view", "open", "--scroll", "37"]
+        let output = Pipe()
+        view.standardOutput = output
+        let printed = PipeCollector(output)
+        try view.run()
+        defer { killAndWait(view) }
+        #expect(try eventually { printed.text.contains("row39") })
+        let owner = try daemon.connect()
+        _ = try owner.request(["cmd": "watchDisplay", "dataSource": "long"]).result()
+        let event = try #require(try owner.readJSON(timeout: .seconds(20)))
+        #expect(event["view"] == "open" && event["willDisplay"] == ["row37", "row38", "row39"] && event["prefetch"] == [], "\(event)")
+    }
 }

@@ -11,7 +11,7 @@ extension CommandRouter {
     static var watchDisplayCommand: Command {
         Command(
             name: "watchDisplay",
-            summary: "Sends this connection display events: the items a data source's views will display (their dequeues) and prefetch.",
+            summary: "Sends this connection display events: what a data source's views show now, then the items they will display (their dequeues) and prefetch.",
             arguments: [
                 ArgumentSpec("dataSource", "string", required: true, "The data source (the caller needs write access: it is its owner's signal)."),
                 ArgumentSpec("stop", "boolean", "true: stop sending them."),
@@ -23,7 +23,19 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let dataSource = try context.dataSource(name)
                 try context.state.require(.write, on: dataSource.model, by: context.connection.identity, to: "watch what its views display")
-                if stop { dataSource.display.unwatch(context.connection) } else { dataSource.display.watch(context.connection) }
+                if stop {
+                    dataSource.display.unwatch(context.connection)
+                } else {
+                    dataSource.display.watch(context.connection)
+                    // What the views show now, first (as attach gives the snapshot before the changes).
+                    let snapshot = dataSource.snapshot
+                    for view in dataSource.attachedViews {
+                        let shown = view.cells.displayed.keys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
+                        dataSource.display.note(
+                            view: view.name, items: shown.sorted { $0.1 < $1.1 }.map(\.0), prefetch: false, dataSource: dataSource.name,
+                            eventLoop: context.connection.eventLoop)
+                    }
+                }
                 return CommandResult { writer in
                     writer.key("dataSource")
                     writer.string(name)
