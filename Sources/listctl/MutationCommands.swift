@@ -84,6 +84,19 @@ struct ApplySectionSnapshot: ParsableCommand {
     }
 }
 
+struct EditSectionSnapshot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Edit a section's outline in place from a JSON array of {\"op\": …} (append, insert, delete, deleteAll, replaceChildren, expand, collapse).")
+    @OptionGroup var connection: Connection
+    @OptionGroup var target: MutationTarget
+    @Argument(help: "The section.") var section: String
+    @Argument(help: "The operations file, or - for standard input.") var file: String = "-"
+    func run() throws {
+        let members = target.members(["section": .string(section), "operations": try readJSON(file)])
+        try connection.run(request("editSectionSnapshot", members), render: renderMutation)
+    }
+}
+
 struct Expand: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Expand outline items of a section.")
     @OptionGroup var connection: Connection

@@ -52,6 +52,10 @@ struct ListctlTests {
         #expect(still.status == 0 && still.out.contains("  without animation\n"), "\(still)")
         #expect(!append.out.contains("without animation"))
 
+        let edited = try listctl(daemon, ["edit-section-snapshot", "scratch", "a", "-"], input: #"[{"op":"append","parent":"x","items":["x1"]},{"op":"expand","items":["x"]}]"#)
+        #expect(edited.status == 0 && edited.out.contains("itemInserts [0, 1] x1"), "\(edited)")
+        _ = try listctl(daemon, ["edit-section-snapshot", "scratch", "a", "-"], input: #"[{"op":"delete","items":["x1"]}]"#)
+
         let call = try listctl(daemon, ["call", "numberOfItems", "dataSource=scratch", "section=a"])
         #expect(call.status == 0 && call.out.contains("\"count\":3"))
     }

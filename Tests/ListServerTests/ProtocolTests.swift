@@ -34,6 +34,8 @@ struct ProtocolTests {
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":"x"}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x"],"toSecton":"consult"}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x"],"animatingDifferences":"no"}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"editSectionSnapshot","dataSource":"home","section":"consult","operations":[{"op":"sort"}]}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"editSectionSnapshot","dataSource":"home","section":"consult","operations":[{"op":"insert","items":["x"]}]}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"setLayout","dataSource":"home","layout":{},"animatingDifferences":false}"#.utf8), "invalid-argument"),
             (Array(#"{"cmd":"appendItems","dataSource":"home","items":["x","x"]}"#.utf8), "duplicate-item"),
             (Array(#"{"cmd":"appendItems","dataSource":"nope","items":["x"]}"#.utf8), "data-source-not-found"),
@@ -111,7 +113,7 @@ struct ProtocolTests {
             "appendSections", "insertSections", "deleteSections", "moveSection", "reloadSections", "appendItems", "insertItems",
             "deleteItems", "deleteAllItems", "moveItem", "reloadItems", "reconfigureItems", "updateItems", "applySectionSnapshot",
             "expand", "collapse", "batch", "snapshot", "sectionSnapshot", "numberOfSections", "numberOfItems", "itemIdentifier",
-            "indexPath", "sectionIdentifier", "index", "item", "attach", "detach", "watchDisplay", "prefetch", "registration",
+            "indexPath", "sectionIdentifier", "index", "item", "attach", "detach", "watchDisplay", "prefetch", "registration", "editSectionSnapshot", "outlineItem",
         ] {
             #expect(commands.contains(name), "describe lacks \(name)")
         }

@@ -142,7 +142,7 @@ extension CommandRouter {
                 }
             }
         }
-        commands += [applyCommand, batchCommand] + outlineCommands
+        commands += [applyCommand, batchCommand] + outlineCommands + sectionSnapshotCommands
         return commands
     }
 

@@ -110,16 +110,31 @@ extension CommandRouter {
             },
             Command(
                 name: "sectionSnapshot",
-                summary: "A section as an outline: the stored section snapshot, or its items as a flat one.",
-                arguments: [dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section.")],
+                summary: "A section as an outline: the stored section snapshot, or its items as a flat one; or one item's subtree.",
+                arguments: [
+                    dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section."),
+                    ArgumentSpec("parent", "string", "Only this item's subtree (UIKit's snapshot(of:includingParent:))."),
+                    ArgumentSpec("includingParent", "boolean", "With parent: the parent itself as the root (default false: its children)."),
+                ],
                 result: "{version, items: [{id, data?, children?, expanded?}]}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let section = try arguments.string("section")
+                let parent = try arguments.optionalString("parent")
+                let includingParent = try arguments.optionalBool("includingParent") ?? false
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
-                    guard let outline = dataSource.model.outline(of: section) else {
+                    guard var outline = dataSource.model.outline(of: section) else {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+                    }
+                    if let parent {
+                        do {
+                            outline = try outline.snapshot(of: parent, includingParent: includingParent)
+                        } catch let error as SnapshotError {
+                            throw WireError(error)
+                        } catch {
+                            throw WireError(.internal, "\(error)")
+                        }
                     }
                     let version = dataSource.version
                     return CommandResult { writer in
