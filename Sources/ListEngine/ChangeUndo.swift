@@ -47,6 +47,16 @@ public struct ChangeUndo: Sendable {
     }
 
     let step: Step
+
+    /// The registration undoing this change gives back its earlier state (made, deleted or redefined),
+    /// `nil` for data-source changes: the server drains its cells and tells the views.
+    public var registration: String? {
+        switch step {
+        case .registered(let name): return name
+        case .unregistered(let registration, _), .replaced(let registration): return registration.name
+        default: return nil
+        }
+    }
 }
 
 extension DataSourceModel {

@@ -90,6 +90,13 @@ extension LayoutDescription {
         grid.orthogonalScrollingBehavior = try choice(members["orthogonalScrollingBehavior"], "\(path).orthogonalScrollingBehavior", default: .none)
         if let header = members["header"] { grid.header = try boundary(header, "\(path).header", defaultKind: "header") }
         if let footer = members["footer"] { grid.footer = try boundary(footer, "\(path).footer", defaultKind: "footer") }
+        // A kind is the section's or its items', never both: a view asks for it by the one or the other.
+        let anchored = Set(grid.group.subitems.flatMap { $0.supplementaryItems.map(\.elementKind) })
+        for (name, boundary) in [("header", grid.header), ("footer", grid.footer)] {
+            if let kind = boundary?.elementKind, anchored.contains(kind) {
+                throw LayoutError("\(path).\(name).elementKind", "\"\(kind)\" is anchored to the section's items already")
+            }
+        }
         return .grid(grid)
     }
 
@@ -116,6 +123,10 @@ extension LayoutDescription {
         if let count = members["count"] { group.count = try integer(count, "\(path).count", default: 1, range: 1...1_000) }
         group.interItemSpacing = try integer(members["interItemSpacing"], "\(path).interItemSpacing", default: 0, range: 0...1_000)
         return group
+    }
+
+    private static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     private static func boolean(_ value: JSONValue?, _ path: String) throws(LayoutError) -> Bool {
@@ -148,7 +159,9 @@ extension LayoutDescription {
     /// `{"elementKind", "width", "height", "containerAnchor": {"edges": [...], "fractionalOffset"?: {x, y}, "absoluteOffset"?: {x, y}}}`.
     private static func supplementaryItem(_ value: JSONValue, _ path: String) throws(LayoutError) -> SupplementaryItemLayout {
         let members = try object(value, path, allowed: ["elementKind", "width", "height", "containerAnchor"])
-        guard case .string(let kind)? = members["elementKind"], !kind.isEmpty else { throw LayoutError("\(path).elementKind", "must be a non-empty string") }
+        guard case .string(let kind)? = members["elementKind"], !kind.isEmpty, !hasControlCharacters(kind) else {
+            throw LayoutError("\(path).elementKind", "must be a non-empty string without control characters")
+        }
         if kind == "header" || kind == "footer" {
             throw LayoutError("\(path).elementKind", "\"\(kind)\" is a section's boundary kind; name an item's supplementary otherwise (e.g. \"badge\")")
         }
@@ -226,7 +239,9 @@ extension LayoutDescription {
         let members = try object(value, path, allowed: defaultKind == "header" ? ["elementKind", "height", "pinToVisibleBounds"] : ["elementKind", "height"])
         var kind = defaultKind
         if let named = members["elementKind"] {
-            guard case .string(let name) = named, !name.isEmpty else { throw LayoutError("\(path).elementKind", "must be a non-empty string") }
+            guard case .string(let name) = named, !name.isEmpty, !hasControlCharacters(name) else {
+                throw LayoutError("\(path).elementKind", "must be a non-empty string without control characters")
+            }
             kind = name
         }
         return BoundaryItem(

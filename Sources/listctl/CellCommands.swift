@@ -180,7 +180,7 @@ extension Layout {
         }
         if let group = section["group"] {
             var text = "group \(Output.cell(group["axis"] ?? "vertical")) \(dimension(group["width"])) wide × \(dimension(group["height"])) high"
-            if let count = group["count"]?.intValue { text += ", \(count) a group" }
+            if let count = group["count"]?.intValue { text += ", \(count) per group" }
             parts.append(text)
         }
         if let scrolling = section["orthogonalScrollingBehavior"]?.stringValue, scrolling != "none" { parts.append("scrolls \(scrolling)") }

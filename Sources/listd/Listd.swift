@@ -53,7 +53,7 @@ struct Listd: AsyncParsableCommand {
         valueName: "mode"))
     var sync: String = "always"
 
-    @Flag(help: "Preload the demo data sources (home, emoji) built from the seeds' data, with registrations for the example plugins.")
+    @Flag(help: "Preload the demo data sources (home, emoji, outline) built from the seeds' data, with registrations for the example plugins.")
     var demo = false
 
     @Option(name: .customLong("plugin"), help: ArgumentHelp("A plugin executable to run and keep running (repeatable).", valueName: "path"))

@@ -244,7 +244,7 @@ struct Listview: ParsableCommand {
                         case .pageUp, .character("\u{02}"): session.page(-1)
                         case .enter, .character(" "): refusable(session) { try session.toggleSelection() }
                         case .character("o"): refusable(session) { try session.toggleExpansion() }
-                        case .character("r"): try session.reattach()
+                        case .character("r"): if !session.awaitingDataSource { try session.reattach() }
                         default: continue
                         }
                         revealCursor = true

@@ -85,6 +85,7 @@ final class ViewSession {
         let layoutReply = try request(["cmd": "layout", "dataSource": .string(dataSource)])
         let layout = (try? LayoutDescription(json: layoutReply["result"]?["layout"] ?? [:])) ?? LayoutDescription()
         let cursor = model.cursor
+        prefetched = []
         model = ViewModel(snapshot: snapshot, version: result["version"]?.intValue ?? 0, layout: layout, width: model.width, height: model.height)
         model.cursor = cursor.flatMap { snapshot.contains(item: $0) ? $0 : nil } ?? snapshot.item(at: IndexPath(section: 0, item: 0))?.id
     }
@@ -262,6 +263,12 @@ final class ViewSession {
                 let section = model.snapshot.sectionIdentifier(at: path.section) ?? ""
                 if reply["ok"] == true, let cell = reply["result"]?["cell"] {
                     model.store(cell)
+                } else if supplementary.anchoredToItem, reply["error"]?["code"] == "no-registration",
+                    let item = model.snapshot.item(at: path)?.id
+                {
+                    // No badge for this item (a provider whose rules leave it out): nothing drawn, for it alone.
+                    model.store(["elementKind": .string(supplementary.elementKind), "section": .string(section), "item": .string(item), "content": [:]])
+                    changed = true
                 } else if reply["error"]?["code"] == "no-registration" || reply["error"]?["code"] == "registration-not-found" {
                     model.markAbsent(elementKind: supplementary.elementKind, section: section)
                     if hint == nil {

@@ -90,6 +90,12 @@ struct LayoutDescriptionTests {
         cases.append((json: card(.object(size.merging(["elementKind": "badge", "containerAnchor": ["edges": [], "fractionalOffset": ["x": "far"]]]) { $1 })),
                       path: "layout.sections.s.item.supplementaryItems[0].containerAnchor.fractionalOffset.x"))
         cases.append((json: ["default": ["list": ["pinsHeaderToVisibleBounds": 1]]], path: "layout.default.list.pinsHeaderToVisibleBounds"))
+        cases.append((json: card(.object(size.merging(["elementKind": "bad\u{1}", "containerAnchor": ["edges": ["top"]]]) { $1 })),
+                      path: "layout.sections.s.item.supplementaryItems[0].elementKind"))
+        cases.append((json: ["sections": ["s": [
+            "item": ["width": ["absolute": 2], "height": ["absolute": 1], "supplementaryItems": [.object(size.merging(["elementKind": "badge", "containerAnchor": ["edges": ["top"]]]) { $1 })]],
+            "group": ["axis": "vertical", "width": ["absolute": 1], "height": ["absolute": 1]], "header": ["elementKind": "badge"],
+        ]]], path: "layout.sections.s.header.elementKind"))
         cases.append((json: ["sections": ["s": ["item": ["width": ["absolute": 2], "height": ["absolute": 1]], "group": ["axis": "vertical", "width": ["absolute": 1], "height": ["absolute": 1]], "footer": ["pinToVisibleBounds": true]]]], path: "layout.sections.s.footer.pinToVisibleBounds"))
         cases.append((json: ["default": ["list": ["appearance": "fancy"]]], path: "layout.default.list.appearance"))
         cases.append((json: ["default": ["list": [:], "group": [:]]], path: "layout.default"))

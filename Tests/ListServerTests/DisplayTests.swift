@@ -53,6 +53,8 @@ struct DisplayTests {
     @Test func aLateWatcherHearsWhatIsOnScreenNow() throws {
         let daemon = try Daemon()
         _ = try daemon.request(["cmd": "apply", "dataSource": "long", "snapshot": ["sections": [["id": "s", "items": .array((0..<40).map { .string("row\($0)") })]]]]).result()
+        let early = try daemon.connect()
+        _ = try early.request(["cmd": "watchDisplay", "dataSource": "long"]).result()
         let view = Process()
         view.executableURL = binaryDirectory.appendingPathComponent("listview")
         view.arguments = ["--socket", daemon.socketPath, "long", "--follow", "--width", "20", "--height", "3", "--view", "open", "--scroll", "37"]
@@ -66,5 +68,12 @@ struct DisplayTests {
         _ = try owner.request(["cmd": "watchDisplay", "dataSource": "long"]).result()
         let event = try #require(try owner.readJSON(timeout: .seconds(20)))
         #expect(event["view"] == "open" && event["willDisplay"] == ["row37", "row38", "row39"] && event["prefetch"] == [], "\(event)")
+        // The early watcher heard the dequeue when it happened, and not again for the late one.
+        let heard = try #require(try early.readJSON(timeout: .seconds(20)))
+        #expect(heard["willDisplay"] == ["row37", "row38", "row39"], "\(heard)")
+        #expect(try early.request(["cmd": "ping", "id": "p"])["id"] == "p")
+        #expect(early.events.isEmpty, "\(early.events)")
+        // Stopping needs no right; a watcher that loses write access is no longer told (see LocalUsersTests for users).
+        #expect(try owner.request(["cmd": "watchDisplay", "dataSource": "long", "stop": true]).result()["watching"] == false)
     }
 }

@@ -145,8 +145,8 @@ struct ListctlTests {
         let hello = try listctl(daemon, ["hello"]).out
         #expect(hello.hasPrefix("listd/") && hello.contains("\nyou are ") && hello.contains("maxLineBytes"), "\(hello)")
         let layout = try listctl(daemon, ["layout", "home"]).out
-        #expect(layout.contains("(default)  list insetGrouped, headers supplementary"), "\(layout)")
-        #expect(layout.contains("company    group horizontal 0.8 wide × 4 high, scrolls groupPaging, spacing 2, header 1 row"), "\(layout)")
+        #expect(layout.contains("(default)  group horizontal 1.0 wide × 5 high, 1 per group"), "\(layout)")
+        #expect(layout.contains("company    group horizontal 56 wide × 5 high, scrolls continuousGroupLeadingBoundary, spacing 2"), "\(layout)")
         let json = try listctl(daemon, ["--json", "create", "c"]).out
         #expect(try JSONParser.parse(json.trimmingCharacters(in: .whitespacesAndNewlines))["result"]?["dataSource"] == "c", "\(json)")
     }
@@ -276,7 +276,7 @@ struct ListctlTests {
         let text = out.text
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
-        #expect(text.contains(" v2 layout: insetGrouped list; company band (groupPaging), expert grid\n"), "the README's line, a version of its own")
+        #expect(text.contains(" v2 layout: grid; company band (continuousGroupLeadingBoundary), expert band (continuousGroupLeadingBoundary)\n"), "the README's line, a version of its own")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
     }

@@ -131,9 +131,9 @@ struct SystemdTests {
     @Test func readinessStatusReloadAndStop() throws {
         let daemon = try Daemon(arguments: ["--demo"])
         let ready = try daemon.notify.wait(for: "READY=1")
-        #expect(ready.contains("STATUS=Serving 2 data sources"))
+        #expect(ready.contains("STATUS=Serving 3 data sources"))
         #expect(try daemon.request(["cmd": "appendItems", "dataSource": "home", "items": ["x"]])["ok"] == true)
-        try daemon.notify.wait(for: "STATUS=Serving 2 data sources, 132 items", timeout: .seconds(5))
+        try daemon.notify.wait(for: "STATUS=Serving 3 data sources, 152 items", timeout: .seconds(5))
         kill(daemon.process.processIdentifier, SIGHUP)
         let reloading = try daemon.notify.wait(for: "RELOADING=1")
         #expect(reloading.contains("MONOTONIC_USEC="))
@@ -253,7 +253,7 @@ struct SystemdTests {
             if connection == nil { Thread.sleep(forTimeInterval: 0.02) }
         }
         let reply = try #require(connection).request(["cmd": "listDataSources"])
-        #expect(reply.result()["dataSources"]?.arrayValue.count == 2)
+        #expect(reply.result()["dataSources"]?.arrayValue.count == 3)
         try notify.wait(for: "READY=1")
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()

@@ -30,8 +30,8 @@ func own(_ connection: LineConnection) throws {
     }
     log("watching home on \(socketPath)")
     while true {
-        for event in connection.events { try consider(event, connection) }
-        connection.events.removeAll()
+        // Events that came while a request of ours waited for its reply, in order (more may come meanwhile).
+        while !connection.events.isEmpty { try consider(connection.events.removeFirst(), connection) }
         guard let event = try connection.readJSON(timeout: .seconds(365 * 24 * 3600)) else { return }
         try consider(event, connection)
     }

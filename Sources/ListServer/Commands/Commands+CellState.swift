@@ -107,6 +107,15 @@ extension CommandRouter {
                 ?? (cell.registration == DefaultPresentation.name ? DefaultPresentation.registration : nil)
         else { return nil }
         let snapshot = dataSource.snapshot
+        if let (elementKind, item) = anchoredSupplementary(ofKey: key) {
+            guard let path = snapshot.indexPath(ofItem: item), let data = snapshot.data(ofItem: item) else { return nil }
+            let section = snapshot.sectionIdentifier(at: path.section)!
+            return .configured(
+                configureCell(
+                    view: view, key: key, registration: registration,
+                    context: { TemplateContext(item: item, data: data, section: section, indexPath: path, state: $0) },
+                    position: .supplementary(path, elementKind: elementKind, section: section, item: item), work: work))
+        }
         if registration.pluginType != nil {
             guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
             let section = snapshot.sectionIdentifier(at: path.section)!
@@ -121,15 +130,6 @@ extension CommandRouter {
                 id: id, position: .item(path, key), registration: registration.name, reused: false, state: state,
                 indentationLevel: placement?.level ?? 0, configured: cell.configured)
             return .plugin(PluginCellRequest(index: 0, registration: registration, context: context, cell: id), placeholder: placeholder)
-        }
-        if let (elementKind, item) = anchoredSupplementary(ofKey: key) {
-            guard let path = snapshot.indexPath(ofItem: item), let data = snapshot.data(ofItem: item) else { return nil }
-            let section = snapshot.sectionIdentifier(at: path.section)!
-            return .configured(
-                configureCell(
-                    view: view, key: key, registration: registration,
-                    context: { TemplateContext(item: item, data: data, section: section, indexPath: path, state: $0) },
-                    position: .supplementary(path, elementKind: elementKind, section: section, item: item), work: work))
         }
         if key.hasPrefix("\u{1}") {
             let parts = key.split(separator: "\u{1}", omittingEmptySubsequences: false)

@@ -219,6 +219,10 @@ extension CommandRouter {
         guard let registration = context.state.registrations[name] else {
             throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
         }
+        if registration.pluginType != nil {
+            throw WireError(
+                .invalidArgument, "Registration \"\(name)\" is configured by a plugin; a supplementary view anchored to items is configured by its template.")
+        }
         try context.state.checkBinding(of: provider, to: registration, for: "item \"\(item.id)\"")
         let cell = configureCell(
             view: view, key: itemSupplementaryKey(elementKind, item: item.id), registration: registration,

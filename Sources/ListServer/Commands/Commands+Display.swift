@@ -22,26 +22,30 @@ extension CommandRouter {
             let stop = try arguments.optionalBool("stop") ?? false
             return { context throws(WireError) in
                 let dataSource = try context.dataSource(name)
-                try context.state.require(.write, on: dataSource.model, by: context.connection.identity, to: "watch what its views display")
-                if stop {
-                    dataSource.display.unwatch(context.connection)
-                } else {
-                    dataSource.display.watch(context.connection)
-                    // What the views show now, first (as attach gives the snapshot before the changes).
-                    let snapshot = dataSource.snapshot
-                    for view in dataSource.attachedViews {
-                        let shown = view.cells.displayed.keys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
-                        dataSource.display.note(
-                            view: view.name, items: shown.sorted { $0.1 < $1.1 }.map(\.0), prefetch: false, dataSource: dataSource.name,
-                            eventLoop: context.connection.eventLoop)
-                    }
-                }
-                return CommandResult { writer in
+                let reply: (inout JSONWriter) -> Void = { writer in
                     writer.key("dataSource")
                     writer.string(name)
                     writer.key("watching")
                     writer.bool(!stop)
                 }
+                // Stopping needs no right (it only takes events away).
+                if stop {
+                    dataSource.display.unwatch(context.connection)
+                    return CommandResult(reply: .members(reply))
+                }
+                try context.state.require(.write, on: dataSource.model, by: context.connection.identity, to: "watch what its views display")
+                dataSource.display.watch(context.connection)
+                // What the views show now, to this watcher alone and after the reply (as attach gives
+                // the snapshot before the changes).
+                let snapshot = dataSource.snapshot
+                let current = dataSource.attachedViews.compactMap { view -> [UInt8]? in
+                    let shown = view.cells.displayed.keys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
+                    guard !shown.isEmpty else { return nil }
+                    return DisplaySignals.event(
+                        dataSource: dataSource.name, view: view.name, willDisplay: shown.sorted { $0.1 < $1.1 }.map(\.0), prefetch: [])
+                }
+                let connection = context.connection
+                return CommandResult(reply: .members(reply), afterReply: [{ for event in current { connection.sendEvent(event) } }])
             }
         }
     }

@@ -96,10 +96,19 @@ extension CommandRouter {
             var edits: [SectionSnapshotEdit] = []
             for (index, value) in values.enumerated() { edits.append(try SectionSnapshotEdit.read(value, field: "operations[\(index)]")) }
             return { context throws(WireError) in
+                // Who may, and at which version, first: the edits below must not tell anything about an
+                // outline the caller may not see, nor answer an out-of-date edit with anything but a conflict.
+                let unchecked = StateChange.dataSource(
+                    name: target.dataSource, ifVersion: target.ifVersion, createAs: .fresh, .replaceOutline(section: section, SectionSnapshot()))
+                try context.state.authorize(unchecked, by: context.connection.identity)
+                let current = context.state.model.dataSources[target.dataSource]
+                if let ifVersion = target.ifVersion, let current, current.version != ifVersion {
+                    throw WireError(.versionConflict, "Data source \"\(target.dataSource)\" is at version \(current.version), not \(ifVersion).")
+                }
                 // The outline as it is now (UIKit's snapshot(for:): the stored one, else the section's items
                 // flat), edited, and stored whole through the one commit path (on the loop, so nothing
                 // comes in between reading and committing it).
-                var outline = context.state.model.dataSources[target.dataSource]?.outline(of: section) ?? SectionSnapshot()
+                var outline = current?.outline(of: section) ?? SectionSnapshot()
                 for (index, edit) in edits.enumerated() {
                     do {
                         try edit.apply(to: &outline)

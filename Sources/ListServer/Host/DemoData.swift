@@ -8,8 +8,11 @@ import ListStore
 /// consult, company and expert lists, the emoji and numbers lists, and an emoji outline.
 enum DemoData {
     static func dataSources() -> [(name: String, content: DataSourceContent)] {
-        [("home", home()), ("emoji", emoji())]
+        [("home", home()), ("emoji", emoji()), ("outline", outline())]
     }
+
+    // The seeds' sizes in terminal cells: a 375-point phone is about 60 columns wide (a column is about
+    // 6 points), and a row stands for about 40 points of a cell's height (its text rows, not its padding).
 
     /// The registrations the demo's cell providers use.
     static func registrations() -> [Registration] {
@@ -41,6 +44,12 @@ enum DemoData {
             ]),
             ("emojiPlainCell", ["contentConfiguration": ["type": "cell", "text": "{{text}}"]]),
             ("numberCell", ["contentConfiguration": ["type": "cell", "text": "{{value}}"]]),
+            // The outline seed's cell: a value cell (the emoji, its category) on a grouped background with
+            // a corner radius of 20.
+            ("categoryEmojiCell", [
+                "contentConfiguration": ["type": "valueCell", "text": "{{text}}", "secondaryText": "{{category}}"],
+                "background": ["type": "listGroupedCell", "cornerRadius": 20],
+            ]),
             // Through the example plugins (scripts/demo runs them): the seed's Home cards, dates in Seoul
             // time, and the seed's EmojiContentConfiguration.
             ("homeCard", [
@@ -84,21 +93,24 @@ enum DemoData {
             .init(section: "expert", registration: "expertCell"),
         ])
         dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
-        // The seed's Home screen: consults in an inset grouped list, company cards in a row that pages
-        // sideways, experts in a two-column grid.
+        // The seed's Home screen (its createLayout), without headers as the seed has none: each consult a
+        // 200-point-high card filling the width, the companies 350 × 200 and the experts 150 × 150 in rows
+        // that scroll sideways to a group's leading edge, 10 points apart and inset by 10.
+        let item: JSONValue = ["width": ["fractionalWidth": 1], "height": ["fractionalHeight": 1]]
         dataSource.layout = try! LayoutDescription(json: [
-            "default": ["list": ["appearance": "insetGrouped", "headerMode": "supplementary"]],
+            "default": [
+                "item": item, "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 5], "count": 1],
+            ],
             "sections": [
                 "company": [
-                    "item": ["width": ["fractionalWidth": 1], "height": ["fractionalHeight": 1]],
-                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 0.8], "height": ["absolute": 4]],
-                    "interGroupSpacing": 2, "orthogonalScrollingBehavior": "groupPaging", "header": [:],
-                    "contentInsets": ["leading": 2, "trailing": 2, "bottom": 1],
+                    "item": item, "group": ["axis": "horizontal", "width": ["absolute": 56], "height": ["absolute": 5]],
+                    "interGroupSpacing": 2, "orthogonalScrollingBehavior": "continuousGroupLeadingBoundary",
+                    "contentInsets": ["leading": 2, "trailing": 2],
                 ],
                 "expert": [
-                    "item": ["width": ["fractionalWidth": 0.5], "height": ["fractionalHeight": 1], "contentInsets": ["leading": 1, "trailing": 1]],
-                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 3]],
-                    "interGroupSpacing": 1, "header": [:], "contentInsets": ["leading": 1, "trailing": 1],
+                    "item": item, "group": ["axis": "horizontal", "width": ["absolute": 24], "height": ["absolute": 4]],
+                    "interGroupSpacing": 2, "orthogonalScrollingBehavior": "continuousGroupLeadingBoundary",
+                    "contentInsets": ["leading": 2, "trailing": 2],
                 ],
             ],
         ])
@@ -142,18 +154,39 @@ enum DemoData {
             .init(section: "numbers", registration: "numberCell"),
         ])
         dataSource.supplementaryProviders["header"] = CellProvider(defaultRegistration: "sectionHeader")
-        // The outline as a sidebar, the emojis in a five-column grid, the numbers in a plain list.
+        // The outline as a sidebar; then the emoji seed's screen: the emojis in a row of 100 × 100-point
+        // groups that scrolls sideways to a group's leading edge (each emoji inset by 20 points), and the
+        // numbers in an inset grouped list.
         dataSource.layout = try! LayoutDescription(json: [
-            "default": ["list": ["appearance": "plain", "headerMode": "supplementary"]],
+            "default": ["list": ["appearance": "insetGrouped"]],
             "sections": [
                 "outline": ["list": ["appearance": "sidebar", "headerMode": "supplementary"]],
                 "emojis": [
-                    "item": ["width": ["fractionalWidth": 1], "height": ["absolute": 1]],
-                    "group": ["axis": "horizontal", "width": ["fractionalWidth": 1], "height": ["absolute": 1], "count": 5, "interItemSpacing": 1],
-                    "header": [:],
+                    "item": ["width": ["fractionalWidth": 1], "height": ["fractionalHeight": 1], "contentInsets": ["leading": 3, "trailing": 3, "top": 1, "bottom": 1]],
+                    "group": ["axis": "horizontal", "width": ["absolute": 16], "height": ["absolute": 3], "count": 1],
+                    "orthogonalScrollingBehavior": "continuousGroupLeadingBoundary",
                 ],
             ],
         ])
+        return dataSource
+    }
+
+    /// `outline`: the outline seed's screen: one section per category, recents first, each filled from
+    /// a section snapshot of the category's emojis, value cells with a corner radius of 20 in an inset
+    /// grouped list.
+    static func outline() -> DataSourceContent {
+        var dataSource = DataSourceContent()
+        let recents: [(String, String)] = [("😂", "Laughing"), ("❤️", "Red heart"), ("☕", "Hot beverage")]
+        var snapshot = Snapshot()
+        for (id, title, emojis) in [("recents", "Recents", recents)] + categories {
+            var section = SectionSnapshot()
+            try! section.append(emojis.map { Item("\(id)/\($0.0)", data: ["text": .string($0.0), "title": .string($0.1), "category": .string(title)]) })
+            snapshot.apply(section, to: id)
+            dataSource.outlines[id] = section
+        }
+        dataSource.snapshot = snapshot
+        dataSource.cellProvider = CellProvider(defaultRegistration: "categoryEmojiCell")
+        dataSource.layout = try! LayoutDescription(json: ["default": ["list": ["appearance": "insetGrouped"]]])
         return dataSource
     }
 }

@@ -150,6 +150,12 @@ extension ServerState {
     /// detached (`dropped` with `"reason": "access"`), plugins whose user is no longer trusted are
     /// disconnected. What was allowed when it started does not outlive the rule that allowed it.
     func enforcePolicyOnOpenConnections() {
+        // Display signals are the owner's: a watcher that lost write access stops getting them.
+        for dataSource in dataSources.values where dataSource.display.isWatched {
+            dataSource.display.keepWatchers { connection in
+                policy.access(of: connection.identity, toDataSource: dataSource.name, ownedBy: dataSource.model.owner).level >= .write
+            }
+        }
         for connection in connections.values {
             let lost = connection.views.filter { view in
                 guard let dataSource = dataSources[view.dataSource] else { return false }

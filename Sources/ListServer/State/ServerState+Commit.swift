@@ -168,8 +168,17 @@ extension ServerState {
     /// sent none of those changes (a change is published once durable), so they need no event; the
     /// views of a data source the undone changes had created are told it is gone.
     package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) {
+        let registrationsBefore = Set(undos.compactMap(\.registration).filter { model.registrations[$0] != nil })
         for gone in engine.undo(undos, dataSources: touched) {
             for view in unsafeDowncast(gone, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
+        }
+        // A registration is as it was again: cells a view took of it meanwhile go, and the views are told.
+        for name in Set(undos.compactMap(\.registration)) {
+            for dataSource in dataSources.values {
+                for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+            }
+            let now = model.registrations[name] != nil
+            tellViews(registration: name, change: !now ? .deleted : registrationsBefore.contains(name) ? .replaced : .created)
         }
     }
 }

@@ -30,11 +30,46 @@ final class DisplaySignals {
     /// Whether anyone watches (signals cost nothing otherwise).
     var isWatched: Bool { !watchers.isEmpty }
 
-    func watch(_ connection: ConnectionHandler) { watchers[ObjectIdentifier(connection)] = Watcher(connection: connection) }
+    func watch(_ connection: ConnectionHandler) {
+        pruneClosed()
+        watchers[ObjectIdentifier(connection)] = Watcher(connection: connection)
+    }
 
     /// Stops `connection` watching; returns whether it did.
     @discardableResult
     func unwatch(_ connection: ConnectionHandler) -> Bool { watchers.removeValue(forKey: ObjectIdentifier(connection)) != nil }
+
+    /// Stops the watchers `stillAllowed` says no longer may (the policy changed).
+    func keepWatchers(where stillAllowed: (ConnectionHandler) -> Bool) {
+        watchers = watchers.filter { $0.value.connection.map(stillAllowed) ?? false }
+    }
+
+    /// Forgets watchers whose connection is gone or closing.
+    private func pruneClosed() {
+        watchers = watchers.filter { $0.value.connection.map { !$0.closing } ?? false }
+    }
+
+    /// The `display` event of one view's signals.
+    static func event(dataSource: String, view: String, willDisplay: [String], prefetch: [String], more: Int = 0) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("display")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("view")
+        writer.string(view)
+        writer.key("willDisplay")
+        writer.strings(willDisplay)
+        writer.key("prefetch")
+        writer.strings(prefetch)
+        if more > 0 {
+            writer.key("more")
+            writer.int(more)
+        }
+        writer.endObject()
+        return writer.bytes
+    }
 
     /// Notes that `view` will display `items` (it dequeued their cells), or (`prefetch`) is about to.
     func note(view: String, items: [String], prefetch: Bool, dataSource: String, eventLoop: EventLoop?) {
@@ -53,7 +88,8 @@ final class DisplaySignals {
         pending[view] = signals
         guard !flushScheduled, let eventLoop else { return }
         flushScheduled = true
-        eventLoop.execute { [self] in flush(dataSource: dataSource) }
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        eventLoop.execute { bound.value.flush(dataSource: dataSource) }
     }
 
     /// Sends what was noted since the last flush, one event per view, to every watcher still there.
@@ -63,28 +99,12 @@ final class DisplaySignals {
         let signals = pending
         viewOrder.removeAll()
         pending.removeAll()
-        watchers = watchers.filter { $0.value.connection.map { !$0.closing } ?? false }
+        pruneClosed()
         guard !watchers.isEmpty else { return }
         for view in views {
             guard let noted = signals[view] else { continue }
-            var writer = JSONWriter(capacity: 128)
-            writer.beginObject()
-            writer.key("event")
-            writer.string("display")
-            writer.key("dataSource")
-            writer.string(dataSource)
-            writer.key("view")
-            writer.string(view)
-            writer.key("willDisplay")
-            writer.strings(noted.willDisplay)
-            writer.key("prefetch")
-            writer.strings(noted.prefetch)
-            if noted.more > 0 {
-                writer.key("more")
-                writer.int(noted.more)
-            }
-            writer.endObject()
-            for watcher in watchers.values { watcher.connection?.sendEvent(writer.bytes) }
+            let event = Self.event(dataSource: dataSource, view: view, willDisplay: noted.willDisplay, prefetch: noted.prefetch, more: noted.more)
+            for watcher in watchers.values { watcher.connection?.sendEvent(event) }
         }
     }
 }
