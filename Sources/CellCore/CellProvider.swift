@@ -23,11 +23,14 @@ public struct CellProvider: Hashable, Sendable {
         private var matchField: String?
         private var matchValue: JSONValue = .null
         public var registration: String
+        /// Items this rule takes may be moved by a view (`reorder`): UIKit's `reorderingHandlers.canReorderItem`.
+        public var reorderable = false
 
-        public init(section: String? = nil, match: (field: String, equals: JSONValue)? = nil, registration: String) {
+        public init(section: String? = nil, match: (field: String, equals: JSONValue)? = nil, registration: String, reorderable: Bool = false) {
             self.section = section
             self.registration = registration
             self.match = match
+            self.reorderable = reorderable
         }
 
         func matches(item: Item, section: String) -> Bool {
@@ -63,13 +66,30 @@ public struct CellProvider: Hashable, Sendable {
     /// `registration(for:inSection:)` for an item whose payload is packed: the payload is rebuilt only
     /// when a rule matches on a field, and then once.
     public func registration(forItem id: String, payload: PackedPayload, inSection section: String) -> String? {
+        rule(forPayload: payload, inSection: section)?.registration ?? defaultRegistration
+    }
+
+    /// `canReorder(_:inSection:)` for an item whose payload is packed.
+    public func canReorder(payload: PackedPayload, inSection section: String) -> Bool {
+        rule(forPayload: payload, inSection: section)?.reorderable ?? false
+    }
+
+    /// The first rule that takes an item with this packed payload (rebuilt only when a rule matches on a
+    /// field, and then once).
+    private func rule(forPayload payload: PackedPayload, inSection section: String) -> Rule? {
         var rebuilt: JSONValue?
         func data() -> JSONValue {
             if let rebuilt { return rebuilt }
             rebuilt = payload.value
             return rebuilt!
         }
-        return rules.first { $0.matches(section: section, data: data) }?.registration ?? defaultRegistration
+        return rules.first { $0.matches(section: section, data: data) }
+    }
+
+    /// Whether a view may move the item (`canReorderItem`): the first rule that takes it in `section`
+    /// says so; an item no rule takes (the default registration) may not be moved.
+    public func canReorder(_ item: Item, inSection section: String) -> Bool {
+        rules.first { $0.matches(item: item, section: section) }?.reorderable ?? false
     }
 
     /// Whether the registration called `name`, owned by `owner`, is the one the provider was set with (a

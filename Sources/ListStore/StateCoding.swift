@@ -278,6 +278,7 @@ public enum StateCoding {
                 var fields: [String: JSONValue] = ["registration": .string(rule.registration)]
                 if let section = rule.section { fields["section"] = .string(section) }
                 if let match = rule.match { fields["match"] = .object(["field": .string(match.field), "equals": match.equals]) }
+                if rule.reorderable { fields["reorderable"] = true }
                 return .object(fields)
             })
         if let fallback = provider.defaultRegistration { members["default"] = .string(fallback) }
@@ -298,6 +299,7 @@ public enum StateCoding {
                 let matchFields = try object(match, "rules[\(index)].match")
                 rule.match = (try string(matchFields["field"], "rules[\(index)].match.field"), matchFields["equals"] ?? .null)
             }
+            rule.reorderable = fields["reorderable"] == .bool(true)
             rules.append(rule)
         }
         let fallback = try members["default"].map { value throws(WireError) in try string(value, "default") }

@@ -16,8 +16,8 @@ struct Listview: ParsableCommand {
         abstract: "Shows a listd data source in the terminal, laid out with its compositional layout.",
         discussion: """
             Keys: j/k or ↓/↑ move, PgDn/PgUp page, g/G top/bottom, h/l or ←/→ move sideways (scrolling a \
-            section that scrolls orthogonally), Enter/space select, o expand/collapse an outline item, r \
-            re-attach, q quit. With --once, prints one frame as plain text and exits.
+            section that scrolls orthogonally), Enter/space select, o expand/collapse an outline item, J/K \
+            move the item down/up (where its cell provider rule says reorderable), r re-attach, q quit. With --once, prints one frame as plain text and exits.
             """,
         version: ListdVersion.number)
 
@@ -244,6 +244,8 @@ struct Listview: ParsableCommand {
                         case .pageUp, .character("\u{02}"): session.page(-1)
                         case .enter, .character(" "): refusable(session) { try session.toggleSelection() }
                         case .character("o"): refusable(session) { try session.toggleExpansion() }
+                        case .character("J"): refusable(session) { try session.moveCursorItem(1) }
+                        case .character("K"): refusable(session) { try session.moveCursorItem(-1) }
                         case .character("r"): if !session.awaitingDataSource { try session.reattach() }
                         default: continue
                         }

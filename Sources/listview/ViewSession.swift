@@ -359,7 +359,7 @@ final class ViewSession {
             let view = TerminalText.name(viewName)
             let line =
                 (notice ?? (awaitingDataSource ? "dropped; waiting for it to be created again" : nil) ?? message ?? hint).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
-                ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o r q"
+                ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o J/K r q"
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
             canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
         }
@@ -384,6 +384,24 @@ final class ViewSession {
         else { return }
         let command = disclosure["expanded"] == true ? "collapse" : "expand"
         try request(["cmd": .string(command), "dataSource": .string(dataSource), "section": .string(section), "items": [.string(item)]])
+    }
+
+    /// J / K: moves the cursor's item one place down or up in its section (`reorder`), when its cell
+    /// says it is reorderable; listd's refusal goes to the status line.
+    func moveCursorItem(_ direction: Int) throws {
+        guard let item = model.cursor, let path = model.cursorPath, let section = model.snapshot.sectionIdentifier(at: path.section),
+            let items = try? model.snapshot.itemIdentifiers(inSection: section)
+        else { return }
+        guard model.cells[item]?["reorderable"] == true else {
+            message = "\(TerminalText.name(item)) cannot be moved: its cell provider rule does not say reorderable"
+            return
+        }
+        let target = path.item + direction
+        guard target >= 0 && target < items.count else { return }
+        try request([
+            "cmd": "reorder", "view": .string(viewName), "item": .string(item),
+            direction > 0 ? "afterItem" : "beforeItem": .string(items[target]),
+        ])
     }
 
     func moveCursor(by delta: Int) { model.moveCursor(by: delta) }

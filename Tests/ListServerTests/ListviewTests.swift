@@ -427,6 +427,39 @@ struct ListviewTerminalTests {
         "\(binaryDirectory.appendingPathComponent("listview").path) --socket \(daemon.socketPath) \(arguments)"
     }
 
+    /// J/K move the cursor's item where its cell provider rule says reorderable (the move is listd's
+    /// moveItem, the owner hears didReorder); elsewhere the status line says why not.
+    @Test func jAndKReorderItems() throws {
+        let daemon = try Daemon()
+        _ = try daemon.request(["cmd": "apply", "dataSource": "todo", "snapshot": ["sections": [["id": "today", "items": ["alpha", "beta", "gamma"]], ["id": "done", "items": ["delta"]]]]]).result()
+        _ = try daemon.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{item}}"]]).result()
+        _ = try daemon.request(["cmd": "setCellProvider", "dataSource": "todo", "rules": [["section": "today", "registration": "row", "reorderable": true]], "default": "row"]).result()
+        let owner = try daemon.connect()
+        _ = try owner.request(["cmd": "watchDisplay", "dataSource": "todo"]).result()
+        let terminal = try TmuxSession(listview(daemon, "todo --view mover"), width: 50, height: 8)
+        try terminal.waitForScreen { $0.contains("gamma") && $0.contains("todo · v") }
+        try terminal.keys("J")
+        try terminal.waitForScreen { $0.contains("beta\nalpha\ngamma") }
+        func items() throws -> JSONValue? { try daemon.request(["cmd": "snapshot", "dataSource": "todo", "section": "today"]).result()["sections"]?.arrayValue.first?["items"] }
+        #expect(try items() == ["beta", "alpha", "gamma"])
+        var told: JSONValue?
+        while told?["event"] != "didReorder" {
+            guard let next = try owner.readJSON(timeout: .seconds(20)) else {
+                Issue.record("the owner's connection ended before didReorder")
+                break
+            }
+            told = next
+        }
+        #expect(told?["item"] == "alpha" && told?["view"] == "mover", "\(String(describing: told))")
+        // K brings it back; on the last item of "done", J says why not.
+        try terminal.keys("K")
+        try terminal.waitForScreen { $0.contains("alpha\nbeta\ngamma") }
+        try terminal.keys("G", "J")
+        let screen = try terminal.waitForScreen { $0.contains("cannot be moved") }
+        #expect(screen.contains("delta cannot be moved"), "\(screen)")
+        try terminal.keys("q")
+    }
+
     @Test func scrollSelectExpandUpdateAndResize() throws {
         let daemon = try Daemon(arguments: ["--demo"])
         let terminal = try TmuxSession(listview(daemon, "emoji --view tv"), width: 50, height: 12)

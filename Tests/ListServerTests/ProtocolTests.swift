@@ -113,14 +113,14 @@ struct ProtocolTests {
             "appendSections", "insertSections", "deleteSections", "moveSection", "reloadSections", "appendItems", "insertItems",
             "deleteItems", "deleteAllItems", "moveItem", "reloadItems", "reconfigureItems", "updateItems", "applySectionSnapshot",
             "expand", "collapse", "batch", "snapshot", "sectionSnapshot", "numberOfSections", "numberOfItems", "itemIdentifier",
-            "indexPath", "sectionIdentifier", "index", "item", "attach", "detach", "watchDisplay", "prefetch", "registration", "editSectionSnapshot", "outlineItem",
+            "indexPath", "sectionIdentifier", "index", "item", "attach", "detach", "watchDisplay", "prefetch", "reorder", "registration", "editSectionSnapshot", "outlineItem",
         ] {
             #expect(commands.contains(name), "describe lacks \(name)")
         }
         let errors = result["errors"]!.arrayValue.compactMap { $0["code"]?.stringValue }
         #expect(Set(errors) == Set(ErrorCode.allCases.map(\.rawValue)))
         #expect(result["events"]!.arrayValue.compactMap { $0["name"]?.stringValue } == [
-            "changes", "cellUpdated", "selectionChanged", "configure", "layoutChanged", "registrationChanged", "display", "dropped", "overflow",
+            "changes", "cellUpdated", "selectionChanged", "configure", "layoutChanged", "registrationChanged", "display", "didReorder", "dropped", "overflow",
             "shutdown",
         ])
     }

@@ -21,6 +21,8 @@ struct CellReply {
     var indentationLevel = 0
     var configured: ConfiguredCell?
     var replacedWarning: String?
+    /// A view may move the item (`reorder`): its cell provider rule says so.
+    var reorderable = false
     var error: WireError?
 
     func write(to writer: inout JSONWriter) {
@@ -53,6 +55,10 @@ struct CellReply {
         }
         writer.key("reused")
         writer.bool(reused)
+        if reorderable {
+            writer.key("reorderable")
+            writer.bool(true)
+        }
         if let configured {
             writer.key("content")
             writer.value(configured.content)

@@ -143,11 +143,12 @@ extension CommandRouter {
         }
         guard let path = snapshot.indexPath(ofItem: key), let data = snapshot.data(ofItem: key) else { return nil }
         let section = snapshot.sectionIdentifier(at: path.section)!
-        return .configured(
-            configureCell(
-                view: view, key: key, registration: registration,
-                context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
-                position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource), work: work))
+        var configured = configureCell(
+            view: view, key: key, registration: registration,
+            context: { TemplateContext(item: key, data: data, section: section, indexPath: path, state: $0) },
+            position: .item(path, key), outline: outlinePlacement(of: key, inSection: section, in: dataSource), work: work)
+        configured.reorderable = dataSource.cellProvider?.canReorder(Item(key, data: data), inSection: section) ?? false
+        return .configured(configured)
     }
 }
 

@@ -244,7 +244,9 @@ extension CommandRouter {
             arguments: [ArgumentSpec("dataSource", "string", required: true, "The data source.")]
                 + (supplementary ? [ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\".")] : [])
                 + [
-                    ArgumentSpec("rules", "[{section?, match?: {field, equals}, registration}]", "In order; match compares a payload field (a dotted path). Default: none."),
+                    ArgumentSpec(
+                        "rules", "[{section?, match?: {field, equals}, registration, reorderable?}]",
+                        "In order; match compares a payload field (a dotted path); reorderable lets views move the items the rule takes (reorder). Default: none."),
                     ArgumentSpec("default", "string", "The registration when no rule matches (give rules, default or both)."),
                 ],
             result: "{dataSource, version, rules}", effect: .mutates
@@ -262,7 +264,7 @@ extension CommandRouter {
                 guard case .object(let members) = value, case .string(let registration)? = members["registration"] else {
                     throw WireError(.invalidArgument, "rules[\(index)] must be an object with a string \"registration\".")
                 }
-                if let unknown = members.keys.first(where: { !["section", "match", "registration"].contains($0) }) {
+                if let unknown = members.keys.first(where: { !["section", "match", "registration", "reorderable"].contains($0) }) {
                     throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in rules[\(index)].")
                 }
                 var rule = CellProvider.Rule(registration: registration)
@@ -277,6 +279,12 @@ extension CommandRouter {
                     guard case .string(let field)? = match["field"], let equals = match["equals"] else { fallthrough }
                     rule.match = (field, equals)
                 default: throw WireError(.invalidArgument, "rules[\(index)].match must be {\"field\": …, \"equals\": …}.")
+                }
+                switch members["reorderable"] {
+                case nil, .null?: break
+                case .bool(let flag)? where !supplementary || !flag: rule.reorderable = flag
+                case .bool?: throw WireError(.invalidArgument, "rules[\(index)].reorderable: supplementary views are not reordered.")
+                default: throw WireError(.invalidArgument, "rules[\(index)].reorderable must be a boolean.")
                 }
                 rules.append(rule)
             }

@@ -116,19 +116,21 @@ extension CommandRouter {
                             continue
                         }
                         pluginRequests.append(PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
-                        results.append(
-                            CellReply(
-                                id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
-                                state: cellState, indentationLevel: placement?.level ?? 0))
+                        var placeholder = CellReply(
+                            id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
+                            state: cellState, indentationLevel: placement?.level ?? 0)
+                        placeholder.reorderable = dataSource.cellProvider?.canReorder(payload: entry.payload, inSection: entry.section) ?? false
+                        results.append(placeholder)
                         continue
                     }
-                    results.append(
-                        configureCell(
-                            view: view, key: entry.item, registration: registration,
-                            context: { state in
-                                TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
-                            }, position: .item(entry.path, entry.item),
-                            outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work))
+                    var configured = configureCell(
+                        view: view, key: entry.item, registration: registration,
+                        context: { state in
+                            TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
+                        }, position: .item(entry.path, entry.item),
+                        outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work)
+                    configured.reorderable = dataSource.cellProvider?.canReorder(payload: entry.payload, inSection: entry.section) ?? false
+                    results.append(configured)
                 }
                 // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.
                 if dataSource.display.isWatched {

@@ -6,7 +6,7 @@ extension CommandRouter {
     /// Display signals: a data source's owner learns what its views show (`willDisplay`, from their
     /// dequeues) and are about to show (`prefetch`), as UIKit's delegate and prefetching data source do:
     /// what an infinite scroll appends on.
-    static var displayCommands: [Command] { [watchDisplayCommand, prefetchCommand] }
+    static var displayCommands: [Command] { [watchDisplayCommand, prefetchCommand, reorderCommand] }
 
     static var watchDisplayCommand: Command {
         Command(

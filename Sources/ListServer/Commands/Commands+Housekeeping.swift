@@ -14,6 +14,7 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
     ("registrationChanged", "To attached views whose data source's cell or supplementary provider names a registration that was made (change \"created\"), deleted (\"deleted\") or given another definition (\"replaced\", register with replace): their cells of it, and cells that failed for want of it, are to be dequeued again: {dataSource, view, registration, change}."),
     ("display", "To connections that watchDisplay a data source: the items one of its views will display (it dequeued their cells) and is about to (prefetch), coalesced per view, each list at most 1000 (the rest counted in more): {dataSource, view, willDisplay, prefetch, more?}."),
+    ("didReorder", "To connections that watchDisplay a data source, once a view's reorder is stored (reorderingHandlers.didReorder): {dataSource, view, user, item, version, changes}."),
     ("dropped", "To attached views when their data source is dropped, or (reason \"access\") a reload took the user's read access away; the view is detached: {dataSource, view, reason?}."),
     ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),

@@ -44,6 +44,12 @@ final class DisplaySignals {
         watchers = watchers.filter { $0.value.connection.map(stillAllowed) ?? false }
     }
 
+    /// Sends an owner's event (`didReorder`) to every watcher still there.
+    func send(_ event: [UInt8]) {
+        pruneClosed()
+        for watcher in watchers.values { watcher.connection?.sendEvent(event) }
+    }
+
     /// Forgets watchers whose connection is gone or closing.
     private func pruneClosed() {
         watchers = watchers.filter { $0.value.connection.map { !$0.closing } ?? false }
