@@ -12,6 +12,15 @@ extension CommandRouter {
         ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
     ]
 
+    /// The required `indexPaths` argument, `[[section, item]]`.
+    static func readIndexPaths(_ arguments: inout Arguments) throws(WireError) -> [IndexPath] {
+        var paths: [IndexPath] = []
+        for (index, value) in try arguments.array("indexPaths").enumerated() {
+            paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
+        }
+        return paths
+    }
+
     static func readView(_ arguments: inout Arguments) throws(WireError) -> (name: String, dataSource: String?) {
         (try arguments.string("view"), try arguments.optionalString("dataSource"))
     }
@@ -47,10 +56,7 @@ extension CommandRouter {
             result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}"
         ) { arguments, _ throws(WireError) in
             let (viewName, viewDataSource) = try readView(&arguments)
-            var paths: [IndexPath] = []
-            for (index, value) in try arguments.array("indexPaths").enumerated() {
-                paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
-            }
+            let paths = try readIndexPaths(&arguments)
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)

@@ -60,10 +60,7 @@ extension CommandRouter {
             result: "{version, prefetched}"
         ) { arguments, _ throws(WireError) in
             let (viewName, viewDataSource) = try readView(&arguments)
-            var paths: [IndexPath] = []
-            for (index, value) in try arguments.array("indexPaths").enumerated() {
-                paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
-            }
+            let paths = try readIndexPaths(&arguments)
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
