@@ -170,6 +170,19 @@ public struct SectionSnapshot: Hashable, Sendable {
         return result
     }
 
+    /// The items a list shows when `isExpanded` says which items are expanded (a view's own expansion
+    /// over the stored one), with their depths, in depth-first order. O(visible + roots).
+    public func visibleItems(isExpanded: (String) -> Bool) -> [(item: Item, level: Int)] {
+        var result: [(item: Item, level: Int)] = []
+        var stack: [(id: String, level: Int)] = roots.reversed().map { ($0, 0) }
+        while let (id, level) = stack.popLast() {
+            let node = nodes[id]!
+            result.append((Item(id, data: node.data), level))
+            if isExpanded(id) { stack.append(contentsOf: node.children.reversed().map { ($0, level + 1) }) }
+        }
+        return result
+    }
+
     /// The expanded items, in depth-first order. O(n).
     public var expandedItems: [String] { depthFirst(visibleOnly: false).filter { expanded.contains($0) } }
 

@@ -36,6 +36,7 @@ public struct ChangeUndo: Sendable {
         var cellProvider: CellProvider?
         var supplementaryProviders: [String: CellProvider]
         var layout: LayoutDescription
+        var expansionScope: ExpansionScope
     }
 
     enum SnapshotBefore {
@@ -64,7 +65,7 @@ extension DataSourceModel {
     func before(snapshot: ChangeUndo.SnapshotBefore) -> ChangeUndo.DataSourceBefore {
         ChangeUndo.DataSourceBefore(
             version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
-            supplementaryProviders: supplementaryProviders, layout: layout)
+            supplementaryProviders: supplementaryProviders, layout: layout, expansionScope: expansionScope)
     }
 
     /// Makes the data source what it was (see `before(snapshot:)`).
@@ -82,6 +83,7 @@ extension DataSourceModel {
         cellProvider = before.cellProvider
         supplementaryProviders = before.supplementaryProviders
         layout = before.layout
+        expansionScope = before.expansionScope
     }
 }
 

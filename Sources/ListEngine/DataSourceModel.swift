@@ -30,6 +30,8 @@ public final class DataSourceModel {
     public internal(set) var supplementaryProviders: [String: CellProvider]
     /// The compositional layout every view renders (`setLayout`).
     public internal(set) var layout: LayoutDescription
+    /// Whose outline expansion views show (`setExpansionScope`).
+    public internal(set) var expansionScope: ExpansionScope
 
     init(name: String, incarnation: String, content: DataSourceContent) {
         self.name = name
@@ -41,6 +43,7 @@ public final class DataSourceModel {
         cellProvider = content.cellProvider
         supplementaryProviders = content.supplementaryProviders
         layout = content.layout
+        expansionScope = content.expansionScope
         for (section, outline) in content.outlines { setOutline(outline, for: section) }
     }
 
@@ -48,7 +51,7 @@ public final class DataSourceModel {
     public var content: DataSourceContent {
         DataSourceContent(
             owner: owner, version: version, snapshot: snapshot, outlines: outlines, cellProvider: cellProvider,
-            supplementaryProviders: supplementaryProviders, layout: layout)
+            supplementaryProviders: supplementaryProviders, layout: layout, expansionScope: expansionScope)
     }
 
     /// The bytes the data source stores (what `maxBytesPerUser` counts): the snapshot's identifiers and
@@ -77,6 +80,7 @@ public final class DataSourceModel {
         cellProvider = other.cellProvider
         supplementaryProviders = other.supplementaryProviders
         layout = other.layout
+        expansionScope = other.expansionScope
     }
 
     static func storedBytes(of outlines: [String: SectionSnapshot]) -> Int {

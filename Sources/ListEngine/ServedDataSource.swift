@@ -30,6 +30,7 @@ open class ServedDataSource {
     public final var cellProvider: CellProvider? { model.cellProvider }
     public final var supplementaryProviders: [String: CellProvider] { model.supplementaryProviders }
     public final var layout: LayoutDescription { model.layout }
+    public final var expansionScope: ExpansionScope { model.expansionScope }
 
     /// The `changes` event of this data source's current version (see `ViewEvent.changes`).
     public final func changesEvent(changesJSON: [UInt8]) -> [UInt8] {

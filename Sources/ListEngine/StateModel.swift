@@ -204,7 +204,7 @@ public final class StateModel {
         let snapshot: ChangeUndo.SnapshotBefore
         switch operation {
         case .replaceSnapshot: snapshot = .replaced(dataSource.snapshot)
-        case .setLayout, .setCellProvider: snapshot = .unchanged
+        case .setLayout, .setCellProvider, .setExpansionScope: snapshot = .unchanged
         case .edit, .batch, .replaceOutline, .setExpansion: snapshot = .edited(SnapshotUndo())
         }
         var before = dataSource.before(snapshot: snapshot)
@@ -286,6 +286,10 @@ public final class StateModel {
                 dataSource.cellProvider = provider
             }
             // Views keep their cells; what they dequeue from now on follows the new rules.
+        case .setExpansionScope(let scope):
+            // The data source's snapshot stays; views with an expansion of their own are brought to the
+            // shared one by the server when the scope becomes shared.
+            dataSource.expansionScope = scope
         }
         return outcome
     }
@@ -420,7 +424,7 @@ public final class StateModel {
         case .replaceOutline(let section, let outline):
             try checkIdentifiers([section], limits, kind: "section")
             try checkIdentifiers(outline.items.lazy.map(\.id), limits, kind: "item")
-        case .setExpansion, .setLayout, .setCellProvider:
+        case .setExpansion, .setLayout, .setCellProvider, .setExpansionScope:
             break
         }
     }

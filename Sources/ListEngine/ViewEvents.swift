@@ -9,13 +9,40 @@ public enum ViewEvent {
     /// `{"event":"changes","dataSource":…,"version":…,"changes":…}`: a committed change (encoded once:
     /// written to every view, retained for resuming, stored). `changesJSON` is the encoded `changes`
     /// object, shared with the reply to the change.
-    public static func changes(dataSource: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
+    ///
+    /// With `view`: the line of one view that shows an expansion of its own (`ViewExpansion`), whose
+    /// changes are its own.
+    public static func changes(dataSource: String, version: Int, changesJSON: [UInt8], view: String? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + 64)
         writer.beginObject()
         writer.key(literal: "event")
         writer.string("changes")
         writer.key(literal: "dataSource")
         writer.string(dataSource)
+        if let view {
+            writer.key(literal: "view")
+            writer.string(view)
+        }
+        writer.key(literal: "version")
+        writer.int(version)
+        writer.key(literal: "changes")
+        writer.raw(changesJSON)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event":"expansionChanged","dataSource":…,"view":…,"version":…,"changes":…}`: the view expanded or
+    /// collapsed outline items in its own view (`expandInView`, `collapseInView`); `changes` turn what it
+    /// showed into what it shows now, at the same version (no other view sees them).
+    public static func expansionChanged(dataSource: String, view: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + view.utf8.count + 80)
+        writer.beginObject()
+        writer.key(literal: "event")
+        writer.string("expansionChanged")
+        writer.key(literal: "dataSource")
+        writer.string(dataSource)
+        writer.key(literal: "view")
+        writer.string(view)
         writer.key(literal: "version")
         writer.int(version)
         writer.key(literal: "changes")

@@ -67,6 +67,17 @@ public enum DataSourceOperation: Sendable {
     case setLayout(LayoutDescription)
     /// The cell provider rules, or the supplementary provider for `elementKind` (`setCellProvider`).
     case setCellProvider(CellProvider, elementKind: String?)
+    /// Whose outline expansion views show (`setExpansionScope`).
+    case setExpansionScope(ExpansionScope)
+}
+
+/// Whose expansion of a data source's outlines a view shows.
+public enum ExpansionScope: String, Sendable, CaseIterable {
+    /// One expansion for every view: `expand` and `collapse` change the data source (write access).
+    case shared
+    /// Each view may expand and collapse outline items in its own view (read access); what it has not
+    /// expanded or collapsed itself follows the data source's expansion.
+    case perView
 }
 
 /// Everything a data source holds besides its name and incarnation: what `createDataSource` starts
@@ -82,10 +93,13 @@ public struct DataSourceContent: Sendable {
     public var cellProvider: CellProvider?
     public var supplementaryProviders: [String: CellProvider]
     public var layout: LayoutDescription
+    /// Whose outline expansion views show.
+    public var expansionScope: ExpansionScope
 
     public init(
         owner: UInt32 = 0, version: Int = 0, snapshot: Snapshot = Snapshot(), outlines: [String: SectionSnapshot] = [:],
-        cellProvider: CellProvider? = nil, supplementaryProviders: [String: CellProvider] = [:], layout: LayoutDescription = LayoutDescription()
+        cellProvider: CellProvider? = nil, supplementaryProviders: [String: CellProvider] = [:], layout: LayoutDescription = LayoutDescription(),
+        expansionScope: ExpansionScope = .shared
     ) {
         self.owner = owner
         self.version = version
@@ -94,6 +108,7 @@ public struct DataSourceContent: Sendable {
         self.cellProvider = cellProvider
         self.supplementaryProviders = supplementaryProviders
         self.layout = layout
+        self.expansionScope = expansionScope
     }
 }
 
@@ -105,7 +120,7 @@ extension DataSourceOperation {
         case .edit(let edit): return edit.mayAddBytes
         case .batch(let edits): return edits.contains { $0.mayAddBytes }
         case .replaceSnapshot, .replaceOutline: return true
-        case .setExpansion, .setLayout, .setCellProvider: return false
+        case .setExpansion, .setLayout, .setCellProvider, .setExpansionScope: return false
         }
     }
 }

@@ -71,6 +71,10 @@ public enum StateCoding {
             }
             writer.key("provider")
             writer.value(json(provider))
+        case .setExpansionScope(let scope):
+            command("setExpansionScope", &writer)
+            writer.key("scope")
+            writer.string(scope.rawValue)
         }
         writer.endObject()
     }
@@ -107,6 +111,8 @@ public enum StateCoding {
         case "setCellProvider":
             let elementKind = try members["elementKind"].map { value throws(WireError) in try string(value, "elementKind") }
             return .setCellProvider(try provider(members["provider"] ?? .null), elementKind: elementKind)
+        case "setExpansionScope":
+            return .setExpansionScope(try expansionScope(members["scope"]))
         default:
             return .edit(try edit(members))
         }
@@ -153,6 +159,10 @@ public enum StateCoding {
         }
         writer.key("layout")
         writer.value(content.layout.json)
+        if content.expansionScope != .shared {
+            writer.key("expansionScope")
+            writer.string(content.expansionScope.rawValue)
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -179,6 +189,7 @@ public enum StateCoding {
             } catch {
                 throw WireError(.invalidArgument, "layout: \(error)")
             }
+            if let scope = members["expansionScope"] { content.expansionScope = try expansionScope(scope) }
             return content
         }
     }
@@ -190,6 +201,14 @@ public enum StateCoding {
         var members: [String: JSONValue] = ["name": .string(registration.name), "definition": registration.definition]
         if registration.owner != 0 { members["owner"] = .int(Int(registration.owner)) }
         return JSONValue.object(members).jsonBytes
+    }
+
+    /// A stored expansion scope: `"shared"` or `"perView"`.
+    static func expansionScope(_ value: JSONValue?) throws(WireError) -> ExpansionScope {
+        guard case .string(let name)? = value, let scope = ExpansionScope(rawValue: name) else {
+            throw WireError(.invalidArgument, "scope must be \"shared\" or \"perView\"")
+        }
+        return scope
     }
 
     /// A stored owner: absent (root, and everything stored before owners were), or a uid.

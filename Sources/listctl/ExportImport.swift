@@ -114,6 +114,9 @@ struct Export: ParsableCommand {
         if !outlines.isEmpty { entry["outlines"] = .object(outlines) }
         if let definition = providerDefinition(provider) { entry["cellProvider"] = definition }
         if !supplementary.isEmpty { entry["supplementaryProviders"] = .object(supplementary) }
+        // Whose expansion views show: listed only when it is not the default (shared).
+        let listed = try ask("listDataSources", [:])["dataSources"]?.arrayValue ?? []
+        if let scope = listed.first(where: { $0["name"]?.stringValue == name })?["expansionScope"] { entry["expansionScope"] = scope }
         return (.object(entry), version)
     }
 
@@ -205,6 +208,7 @@ struct Import: ParsableCommand {
                 }
             }
             if let layout = entry["layout"] { try send("setLayout", target.merging(["layout": layout]) { a, _ in a }) }
+            if let scope = entry["expansionScope"] { try send("setExpansionScope", target.merging(["scope": scope]) { a, _ in a }) }
             if case .object(let provider)? = entry["cellProvider"] { try send("setCellProvider", target.merging(provider) { a, _ in a }) }
             if case .object(let providers)? = entry["supplementaryProviders"] {
                 for kind in providers.keys.sorted() {

@@ -24,7 +24,7 @@ struct Listctl: ParsableCommand {
             Ping.self, Hello.self, Describe.self, Stats.self, List.self, Access.self, Create.self, Drop.self, Show.self, Outline.self,
             Apply.self,
         ] + EditTable.subcommands + [
-            Batch.self, ApplySectionSnapshot.self, EditSectionSnapshot.self, Expand.self, Collapse.self,
+            Batch.self, ApplySectionSnapshot.self, EditSectionSnapshot.self, Expand.self, Collapse.self, ExpansionScopeCommand.self,
             ItemInfo.self, IndexPathOf.self, ItemAt.self, SectionAt.self, IndexOf.self, Count.self, Watch.self,
             Register.self, ShowRegistration.self, Unregister.self, Registrations.self, Styles.self, SetCellProvider.self, Layout.self, Dequeue.self,
             EndDisplaying.self, SetState.self, Export.self, Import.self, Backup.self, Call.self,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiffableCore
 import ListClient
+import ListViewCore
 import ListWire
 
 #if canImport(Glibc)
@@ -98,25 +99,60 @@ struct EditSectionSnapshot: ParsableCommand {
 }
 
 struct Expand: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Expand outline items of a section.")
+    static let configuration = CommandConfiguration(
+        abstract: "Expand outline items of a section (for every view; with --view, in that view only).",
+        discussion: "--view needs the data source's expansion scope to be perView (listctl expansion-scope) and only read access.")
     @OptionGroup var connection: Connection
     @OptionGroup var target: MutationTarget
     @Argument(help: "The section.") var section: String
     @Argument(help: "Items.") var items: [String]
-    func run() throws {
-        let members = target.members(["section": .string(section), "items": .array(items.map { .string($0) })])
-        try connection.run(request("expand", members), render: renderMutation)
-    }
+    @Option(help: "One of your views: expand in it only (expandInView).") var view: String?
+    func run() throws { try runExpansion(expand: true, connection, target, section: section, items: items, view: view) }
 }
 
 struct Collapse: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Collapse outline items of a section.")
+    static let configuration = CommandConfiguration(
+        abstract: "Collapse outline items of a section (for every view; with --view, in that view only).",
+        discussion: "--view needs the data source's expansion scope to be perView (listctl expansion-scope) and only read access.")
     @OptionGroup var connection: Connection
     @OptionGroup var target: MutationTarget
     @Argument(help: "The section.") var section: String
     @Argument(help: "Items.") var items: [String]
+    @Option(help: "One of your views: collapse in it only (collapseInView).") var view: String?
+    func run() throws { try runExpansion(expand: false, connection, target, section: section, items: items, view: view) }
+}
+
+/// `expand` / `collapse`: the data source's expansion, or with `view` that view's own.
+private func runExpansion(expand: Bool, _ connection: Connection, _ target: MutationTarget, section: String, items: [String], view: String?) throws {
+    var members = target.members(["section": .string(section), "items": .array(items.map { .string($0) })])
+    guard let view else { return try connection.run(request(expand ? "expand" : "collapse", members), render: renderMutation) }
+    members["view"] = .string(view)
+    members["ifVersion"] = nil
+    try connection.run(request(expand ? "expandInView" : "collapseInView", members)) { result in
+        print("\(expand ? "expanded" : "collapsed") in view \(TerminalText.name(view)) only (version \(result["version"]?.intValue ?? 0))")
+    }
+}
+
+struct ExpansionScopeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "expansion-scope",
+        abstract: "Show whose outline expansion a data source's views show, or set it: shared or perView.",
+        discussion: "With perView each view may expand and collapse in its own view (listctl expand --view, listview's o) with read access; shared (the default) makes expand and collapse the data source's, for every view.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "The data source.") var dataSource: String
+    @Argument(help: "shared or perView (none: show it).") var scope: String?
     func run() throws {
-        let members = target.members(["section": .string(section), "items": .array(items.map { .string($0) })])
-        try connection.run(request("collapse", members), render: renderMutation)
+        if let scope {
+            return try connection.run(request("setExpansionScope", ["dataSource": .string(dataSource), "scope": .string(scope)])) { result in
+                print("expansion scope \(result["expansionScope"]?.stringValue ?? scope) (version \(result["version"]?.intValue ?? 0))")
+            }
+        }
+        let listed = try connection.result(of: request("listDataSources", [:]))["dataSources"]?.arrayValue ?? []
+        guard let entry = listed.first(where: { $0["name"]?.stringValue == dataSource }) else {
+            throw ValidationError("no data source \"\(dataSource)\" (or you may not read it)")
+        }
+        let shown = entry["expansionScope"]?.stringValue ?? "shared"
+        if connection.json { return Output.line(bytes: JSONValue.object(["dataSource": .string(dataSource), "expansionScope": .string(shown)]).jsonBytes) }
+        print(shown)
     }
 }

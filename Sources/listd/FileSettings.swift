@@ -33,7 +33,7 @@ struct FileSettings {
 
     static let keys = [
         "maxLineBytes", "maxViewQueueBytes", "maxDataSources", "maxItemsPerDataSource", "maxBatchOperations",
-        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "maxViewsPerConnection", "pluginDeadlineMilliseconds",
+        "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "maxViewsPerConnection", "maxOwnExpansionViewsPerUser", "pluginDeadlineMilliseconds",
         "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard", "maxOutputBytesTotal",
         "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests", "maxConnectionsPerUser",
         "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser", "maxBytesPerUser",
@@ -252,6 +252,7 @@ struct FileSettings {
         if let value = values["maxRegistrations"] { configuration.maximumRegistrations = value }
         if let value = values["maxPooledCells"] { configuration.maximumPooledCells = value }
         if let value = values["maxViewsPerConnection"] { configuration.maximumViewsPerConnection = value }
+        if let value = values["maxOwnExpansionViewsPerUser"] { configuration.maximumOwnExpansionViewsPerUser = value }
         if let value = values["pluginDeadlineMilliseconds"] { configuration.pluginDeadlineMilliseconds = value }
         if let value = values["pluginStopGraceMilliseconds"] { configuration.pluginStopGraceMilliseconds = value }
         if let value = values["changeLogVersions"] { configuration.changeLogVersions = value }

@@ -28,6 +28,12 @@ final class ViewSession {
     private(set) var serverStopped = false
     /// The incarnation of the data source the model follows (from `attach`), for resuming.
     private(set) var incarnation: String?
+    /// Whether the data source lets each view expand and collapse in its own view (expansion scope
+    /// `perView`, from `attach`).
+    private(set) var expandsInOwnView = false
+    /// What this view expanded (`true`) or collapsed itself, by section then item: asked for again when
+    /// it attaches anew, so that it shows what it showed.
+    private(set) var ownExpansion: [String: [String: Bool]] = [:]
     /// Shown in the status line while set (e.g. "reconnecting…").
     var notice: String?
     /// Why the last action was refused (a read-only user's collapse): shown in the status line until the
@@ -70,9 +76,20 @@ final class ViewSession {
             members["fromVersion"] = .int(model.version)
             members["incarnation"] = .string(incarnation)
         }
+        if !ownExpansion.isEmpty {
+            members["expansion"] = .object(
+                ownExpansion.mapValues { items in
+                    [
+                        "expanded": .array(items.filter(\.value).keys.sorted().map { .string($0) }),
+                        "collapsed": .array(items.filter { !$0.value }.keys.sorted().map { .string($0) }),
+                    ]
+                })
+        }
         let reply = try request(.object(members))
         let result = reply["result"] ?? .null
         incarnation = result["incarnation"]?.stringValue
+        expandsInOwnView = result["expansionScope"] == "perView"
+        if !expandsInOwnView { ownExpansion = [:] }
         // Resumed: the missed events follow and are applied as they arrive.
         if result["resumed"] == true { return }
         let sections: [(section: Section, items: [Item])]
@@ -200,6 +217,19 @@ final class ViewSession {
             }
             // A version without stages is a cell provider change: cells are configured by the new rules.
             if changes.stages.isEmpty { cellsStale = true }
+        case "expansionChanged":
+            // This view's own expansion (expandInView, collapseInView): its changes, at the same version.
+            guard event["version"]?.intValue == model.version else {
+                try reattach()
+                return
+            }
+            do {
+                let changes = try WireDecoding.changes(event["changes"] ?? [:])
+                try model.apply(changes, version: model.version, reloadData: false, animatingDifferences: event["changes"]?["animatingDifferences"] != false)
+                marksEnd = model.marked.isEmpty ? nil : ContinuousClock.now + Self.markDuration
+            } catch {
+                try reattach()
+            }
         case "cellUpdated":
             if let cell = event["cell"], let key = ViewModel.key(ofCell: cell), model.cells[key]?["cell"] == cell["cell"] { model.store(cell) }
         case "layoutChanged":
@@ -217,6 +247,7 @@ final class ViewSession {
             // listd detached the view and took its cells back: an empty view until the data source is back.
             awaitingDataSource = true
             incarnation = nil
+            ownExpansion = [:]
             model = ViewModel(snapshot: Snapshot(), version: 0, layout: LayoutDescription(), width: model.width, height: model.height)
         case "shutdown":
             ended = "listd is stopping"
@@ -382,8 +413,25 @@ final class ViewSession {
             let disclosure = cell["accessories"]?.arrayValue.first(where: { $0["type"] == "outlineDisclosure" }),
             let section = model.snapshot.sectionIdentifier(at: path.section)
         else { return }
-        let command = disclosure["expanded"] == true ? "collapse" : "expand"
-        try request(["cmd": .string(command), "dataSource": .string(dataSource), "section": .string(section), "items": [.string(item)]])
+        let expand = disclosure["expanded"] != true
+        if expandsInOwnView {
+            // In this view only: the changes come as expansionChanged.
+            do {
+                try request([
+                    "cmd": .string(expand ? "expandInView" : "collapseInView"), "view": .string(viewName), "section": .string(section),
+                    "items": [.string(item)],
+                ])
+                ownExpansion[section, default: [:]][item] = expand
+                return
+            } catch let refusal as ListviewError where refusal.code == "invalid-argument" {
+                // The owner made the expansion shared again since: it is the data source's now.
+                expandsInOwnView = false
+                ownExpansion = [:]
+            }
+        }
+        try request([
+            "cmd": .string(expand ? "expand" : "collapse"), "dataSource": .string(dataSource), "section": .string(section), "items": [.string(item)],
+        ])
     }
 
     /// J / K: moves the cursor's item one place down or up in its section (`reorder`), when its cell

@@ -44,6 +44,7 @@ struct ExportImportTests {
                 "rules": [["match": ["field": "done", "equals": true], "registration": "done"], ["section": "today", "registration": "row"]], "default": "row",
             ],
             ["cmd": "setSupplementaryProvider", "dataSource": "tasks", "elementKind": "header", "rules": [], "default": "header"],
+            ["cmd": "setExpansionScope", "dataSource": "tasks", "scope": "perView"],
             ["cmd": "apply", "dataSource": "bare", "snapshot": ["sections": [["id": "s", "items": ["x", "y"]]]]],
         ]
         for request in requests { _ = try connection.request(request).result() }
@@ -60,6 +61,8 @@ struct ExportImportTests {
             seen["outline " + id] = try connection.request(["cmd": "sectionSnapshot", "dataSource": .string(name), "section": .string(id)]).result()["items"]
         }
         seen["layout"] = try connection.request(["cmd": "layout", "dataSource": .string(name)]).result()["layout"]
+        let listed = try connection.request(["cmd": "listDataSources"]).result()["dataSources"]?.arrayValue ?? []
+        seen["expansionScope"] = listed.first { $0["name"]?.stringValue == name }?["expansionScope"] ?? "shared"
         var provider = try connection.request(["cmd": "cellProvider", "dataSource": .string(name)]).result()
         for kind in provider["supplementaryKinds"]?.arrayValue ?? [] {
             seen["provider " + kind.stringValue!] = try connection.request(["cmd": "cellProvider", "dataSource": .string(name), "elementKind": kind]).result()["rules"]
@@ -110,6 +113,7 @@ struct ExportImportTests {
         let original = try Self.registrations(source)
         for name in ["row", "done", "header"] { #expect(registrations[name] == original[name]) }
         #expect(registrations["unused"] == nil)
+        #expect(try Self.observe(target, "tasks")["expansionScope"] == "perView")
 
         // The collapsed branch came along: expanding it on the target shows the hidden item.
         _ = try target.request(["cmd": "expand", "dataSource": "tasks", "section": "tree", "items": ["shut"]]).result()

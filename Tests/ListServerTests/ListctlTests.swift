@@ -82,6 +82,24 @@ struct ListctlTests {
         #expect(try daemon.request(["cmd": "stats"]).result()["cells"]?["registrationsRepeated"] == 2)
     }
 
+    /// `expansion-scope` reads and sets whose expansion views show; `expand --view` expands in one view.
+    @Test func expansionScopeAndExpandingInOneView() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        #expect(try listctl(daemon, ["expansion-scope", "emoji"]).out == "perView\n")
+        #expect(try listctl(daemon, ["expansion-scope", "home"]).out == "shared\n")
+        let view = try daemon.connect()
+        _ = try view.request(["cmd": "attach", "dataSource": "emoji", "view": "side"]).result()
+        let expanded = try listctl(daemon, ["expand", "emoji", "outline", "smileys", "--view", "side"])
+        #expect(expanded.status == 0 && expanded.out.hasPrefix("expanded in view side only (version "), "\(expanded)")
+        let event = try #require(try view.readJSON(timeout: .seconds(10)))
+        #expect(event["event"] == "expansionChanged" && event["changes"]?["stages"]?.arrayValue.first?["itemInserts"]?.arrayValue.count == 3, "\(event)")
+        let set = try listctl(daemon, ["expansion-scope", "emoji", "shared"])
+        #expect(set.status == 0 && set.out.hasPrefix("expansion scope shared (version "), "\(set)")
+        let refused = try listctl(daemon, ["collapse", "emoji", "outline", "smileys", "--view", "side"])
+        #expect(refused.status == 1 && refused.err.contains("shares one expansion"), "\(refused)")
+        #expect(try listctl(daemon, ["expansion-scope", "emoji", "sideways"]).status != 0)
+    }
+
     /// Every snapshot edit listd knows has a listctl subcommand (one table, written with the router's
     /// codec), and each form of arguments reaches the data source as meant.
     @Test func everyEditHasASubcommand() throws {

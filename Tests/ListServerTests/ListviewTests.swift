@@ -312,9 +312,10 @@ struct ListviewResilienceTests {
         #expect(run.err.contains("no supplementary provider gives them: listctl cell-provider g --element-kind header FILE"), "\(run.err)")
     }
 
-    /// A read-only user's `o` is refused by listd: the refusal shows in the status line (with the view's
-    /// name) and the view goes on.
-    @Test func aRefusedCollapseGoesToTheStatusLine() throws {
+    /// A read-only user's `o` expands in its own view when the data source's expansion is per view (the
+    /// demo's emoji); once the owner makes it shared, `o` is refused by listd: the refusal shows in the
+    /// status line (with the view's name) and the view goes on.
+    @Test func aReaderExpandsInItsOwnViewAndARefusedExpandGoesToTheStatusLine() throws {
         let daemon = try sharedDaemon(arguments: ["--demo"])
         // listview as nobody, from a directory nobody may enter (the build directory may not be).
         let copy = daemon.directory + "/listview"
@@ -324,6 +325,14 @@ struct ListviewResilienceTests {
             "cd \(daemon.directory) && setpriv --reuid=\(otherUID) --regid=\(otherGID) --clear-groups ./listview --socket \(daemon.socketPath) emoji --view ro",
             width: 90, height: 10)
         try terminal.waitForScreen { $0.contains("› Smileys") && $0.contains("view ro") }
+        try terminal.keys("o")
+        // Smileys' emojis show under it in this view; the data source's own outline stays collapsed.
+        let expanded = try terminal.waitForScreen { $0.contains("⌄ Smileys") && $0.contains("Laughing") }
+        #expect(!expanded.contains("failed"), "\(expanded)")
+        #expect(try daemon.request(["cmd": "numberOfItems", "dataSource": "emoji", "section": "outline"]).result()["count"] == 7)
+        try terminal.keys("o")
+        try terminal.waitForScreen { $0.contains("› Smileys") && !$0.contains("Laughing") }
+        _ = try daemon.request(["cmd": "setExpansionScope", "dataSource": "emoji", "scope": "shared"]).result()
         try terminal.keys("o")
         let refused = try terminal.waitForScreen { $0.contains("expand failed") }
         #expect(refused.contains("expand failed") && refused.contains("› Smileys"), "\(refused)")

@@ -114,14 +114,15 @@ struct ProtocolTests {
             "deleteItems", "deleteAllItems", "moveItem", "reloadItems", "reconfigureItems", "updateItems", "applySectionSnapshot",
             "expand", "collapse", "batch", "snapshot", "sectionSnapshot", "numberOfSections", "numberOfItems", "itemIdentifier",
             "indexPath", "sectionIdentifier", "index", "item", "attach", "detach", "watchDisplay", "prefetch", "reorder", "registration", "editSectionSnapshot", "outlineItem",
+            "setExpansionScope", "expandInView", "collapseInView",
         ] {
             #expect(commands.contains(name), "describe lacks \(name)")
         }
         let errors = result["errors"]!.arrayValue.compactMap { $0["code"]?.stringValue }
         #expect(Set(errors) == Set(ErrorCode.allCases.map(\.rawValue)))
         #expect(result["events"]!.arrayValue.compactMap { $0["name"]?.stringValue } == [
-            "changes", "cellUpdated", "selectionChanged", "configure", "layoutChanged", "registrationChanged", "display", "didReorder", "dropped", "overflow",
-            "shutdown",
+            "changes", "expansionChanged", "cellUpdated", "selectionChanged", "configure", "layoutChanged", "registrationChanged", "display", "didReorder",
+            "dropped", "overflow", "shutdown",
         ])
     }
 }

@@ -19,7 +19,7 @@ struct CommandResult {
     }
 
     var reply: Reply
-    var broadcast: (DataSource, ByteBuffer)? = nil
+    var broadcast: Broadcast? = nil
     var afterReply: [() -> Void] = []
     /// Set when the command finishes later: `reply` is unused meanwhile.
     var deferred: Deferred<CommandResult>? = nil
@@ -30,7 +30,7 @@ struct CommandResult {
     /// A result whose reply's `result` object `members` writes.
     init(_ members: @escaping (inout JSONWriter) -> Void) { reply = .members(members) }
 
-    init(reply: Reply, broadcast: (DataSource, ByteBuffer)? = nil, afterReply: [() -> Void] = [], deferred: Deferred<CommandResult>? = nil, awaitsStorage: Bool = false) {
+    init(reply: Reply, broadcast: Broadcast? = nil, afterReply: [() -> Void] = [], deferred: Deferred<CommandResult>? = nil, awaitsStorage: Bool = false) {
         self.reply = reply
         self.broadcast = broadcast
         self.afterReply = afterReply

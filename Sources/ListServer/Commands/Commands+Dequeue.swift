@@ -60,7 +60,7 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
-                let snapshot = dataSource.snapshot
+                let snapshot = view.snapshot(in: dataSource)
                 // Check everything first: a dequeue that fails hands out no cell.
                 // The registrations the cells use, each looked up and copied once per request (a batch
                 // of cells mostly shares one or two); the plan refers to them by position.
@@ -100,7 +100,7 @@ extension CommandRouter {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
                         let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item)
                         var cellState = view.cells.cells[id]!.state
-                        let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource)
+                        let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
                         if let placement, cellState.expanded != placement.expanded {
                             cellState.expanded = placement.expanded
                             view.cells.setState(cellState, of: id)
@@ -134,7 +134,7 @@ extension CommandRouter {
                         context: { state in
                             TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
                         }, position: .item(entry.path, entry.item),
-                        outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource), work: work)
+                        outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
                     configured.reorderable = dataSource.cellProvider?.canReorder(payload: entry.payload, inSection: entry.section) ?? false
                     results.append(configured)
                 }
@@ -184,7 +184,7 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
-                guard let section = dataSource.snapshot.section(at: path.section), path.item >= 0 else {
+                guard let section = view.snapshot(in: dataSource).section(at: path.section), path.item >= 0 else {
                     throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
                 }
                 if dataSource.layout.anchorsToItems(elementKind: elementKind, inSection: section.id) {
@@ -218,7 +218,7 @@ extension CommandRouter {
     private static func dequeueAnchoredSupplementary(
         _ elementKind: String, at path: IndexPath, section: String, view: ViewSession, dataSource: DataSource, context: CommandContext
     ) throws(WireError) -> CommandResult {
-        guard let item = dataSource.snapshot.item(at: path) else {
+        guard let item = view.snapshot(in: dataSource).item(at: path) else {
             throw WireError(.indexOutOfRange, "There is no item at [\(path.section), \(path.item)] for the \"\(elementKind)\" anchored to items.")
         }
         guard let provider = dataSource.supplementaryProviders[elementKind], let name = provider.registration(for: item, inSection: section) else {

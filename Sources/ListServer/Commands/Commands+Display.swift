@@ -6,7 +6,7 @@ extension CommandRouter {
     /// Display signals: a data source's owner learns what its views show (`willDisplay`, from their
     /// dequeues) and are about to show (`prefetch`), as UIKit's delegate and prefetching data source do:
     /// what an infinite scroll appends on.
-    static var displayCommands: [Command] { [watchDisplayCommand, prefetchCommand, reorderCommand] }
+    static var displayCommands: [Command] { [watchDisplayCommand, prefetchCommand, reorderCommand] + viewExpansionCommands }
 
     static var watchDisplayCommand: Command {
         Command(
@@ -37,8 +37,8 @@ extension CommandRouter {
                 dataSource.display.watch(context.connection)
                 // What the views show now, to this watcher alone and after the reply (as attach gives
                 // the snapshot before the changes).
-                let snapshot = dataSource.snapshot
                 let current = dataSource.attachedViews.compactMap { view -> [UInt8]? in
+                    let snapshot = view.snapshot(in: dataSource)
                     let shown = view.cells.displayed.keys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
                     guard !shown.isEmpty else { return nil }
                     return DisplaySignals.event(
@@ -65,7 +65,8 @@ extension CommandRouter {
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
                 // A view a change just overtook may name positions that are gone: they are skipped.
-                let items = paths.compactMap { dataSource.snapshot.itemIdentifier(at: $0) }
+                let snapshot = view.snapshot(in: dataSource)
+                let items = paths.compactMap { snapshot.itemIdentifier(at: $0) }
                 dataSource.display.note(view: view.name, items: items, prefetch: true, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
                 let version = dataSource.version
                 return CommandResult { writer in

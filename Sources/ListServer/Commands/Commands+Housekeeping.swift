@@ -7,7 +7,8 @@ import ListWire
 
 /// Events a connection may receive, for `describe`.
 let eventCatalog: [(name: String, summary: String)] = [
-    ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}."),
+    ("changes", "To attached views, after every accepted mutation of the data source, in version order: {dataSource, version, changes}; a view showing an expansion of its own (scope perView) gets its own changes, with view: {dataSource, view, version, changes}."),
+    ("expansionChanged", "To a view that expanded or collapsed outline items in its own view (expandInView, collapseInView): its changes, at the same version (no other view sees them): {dataSource, view, version, changes}."),
     ("cellUpdated", "To a view whose displayed cell was configured again (setState, reconfigured or updated items), same cell id: {dataSource, view, cell}."),
     ("selectionChanged", "To views attached with selectionEvents when another view of the data source selects or deselects items (setState selected, a deleted item, a view that goes away): {dataSource, view, from: {view, user, items}, selected, deselected}."),
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
@@ -301,6 +302,7 @@ extension CommandRouter {
             "maxRegistrations": .int(configuration.maximumRegistrations),
             "maxPooledCells": .int(configuration.maximumPooledCells),
             "maxViewsPerConnection": .int(configuration.maximumViewsPerConnection),
+            "maxOwnExpansionViewsPerUser": .int(configuration.maximumOwnExpansionViewsPerUser),
             "pluginDeadlineMilliseconds": .int(configuration.pluginDeadlineMilliseconds),
             "maxOutputBytes": .int(configuration.maximumOutputBytes),
             "maxOutputBytesHard": .int(configuration.maximumOutputBytesHard),

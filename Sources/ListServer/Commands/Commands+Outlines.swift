@@ -54,11 +54,12 @@ extension CommandRouter {
         }
     }
 
-    /// Where an item sits in its section's stored outline; `nil` when the section has none (or the item
-    /// is not in it).
-    static func outlinePlacement(of item: String, inSection section: String, in dataSource: DataSource) -> OutlinePlacement? {
+    /// Where an item sits in its section's stored outline, as `view` shows it (its own expansion, when it
+    /// has one); `nil` when the section has no outline (or the item is not in it).
+    static func outlinePlacement(of item: String, inSection section: String, in dataSource: DataSource, view: ViewSession) -> OutlinePlacement? {
         guard let outline = dataSource.outlines[section], let level = try? outline.level(of: item) else { return nil }
-        return OutlinePlacement(expanded: (try? outline.isExpanded(item)) ?? false, level: level)
+        let expanded = view.expansion?.isExpanded(item, inSection: section, outline: outline) ?? ((try? outline.isExpanded(item)) ?? false)
+        return OutlinePlacement(expanded: expanded, level: level)
     }
 }
 

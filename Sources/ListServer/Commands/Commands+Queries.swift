@@ -32,7 +32,7 @@ extension CommandRouter {
                 name: "listDataSources",
                 summary: "Lists the data sources this connection's user may read, with their versions, sizes, owners and the user's access.",
                 arguments: [],
-                result: "{dataSources: [{name, version, sections, items, views, owner, ownerName, access}]}"
+                result: "{dataSources: [{name, version, sections, items, views, owner, ownerName, access, expansionScope?}]}"
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -44,13 +44,15 @@ extension CommandRouter {
                             let dataSource = state.dataSources[name]!
                             let level = state.policy.access(of: identity, toDataSource: name, ownedBy: dataSource.model.owner).level
                             guard level >= .read else { continue }
-                            writer.value([
+                            var entry: [String: JSONValue] = [
                                 "name": .string(name), "version": .int(dataSource.version),
                                 "sections": .int(dataSource.snapshot.numberOfSections),
                                 "items": .int(dataSource.snapshot.numberOfItems), "views": .int(dataSource.views.count),
                                 "owner": .int(Int(dataSource.model.owner)), "ownerName": .string(state.userName(of: dataSource.model.owner)),
                                 "access": .string(level.description),
-                            ])
+                            ]
+                            if dataSource.expansionScope == .perView { entry["expansionScope"] = .string(dataSource.expansionScope.rawValue) }
+                            writer.value(.object(entry))
                         }
                         writer.endArray()
                     }
@@ -115,6 +117,7 @@ extension CommandRouter {
                     dataSourceArgument, ArgumentSpec("section", "string", required: true, "The section."),
                     ArgumentSpec("parent", "string", "Only this item's subtree (UIKit's snapshot(of:includingParent:))."),
                     ArgumentSpec("includingParent", "boolean", "With parent: the parent itself as the root (default false: its children)."),
+                    ArgumentSpec("view", "string", "A view of the data source: the expansion as it shows it (its own, with expansion scope perView)."),
                 ],
                 result: "{version, items: [{id, data?, children?, expanded?}]}"
             ) { arguments, _ throws(WireError) in
@@ -122,11 +125,13 @@ extension CommandRouter {
                 let section = try arguments.string("section")
                 let parent = try arguments.optionalString("parent")
                 let includingParent = try arguments.optionalBool("includingParent") ?? false
+                let viewName = try arguments.optionalString("view")
                 return { context throws(WireError) in
                     let dataSource = try context.dataSource(name)
                     guard var outline = dataSource.model.outline(of: section) else {
                         throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                     }
+                    if let viewName { outline = outlineAsShown(outline, section: section, by: try view(viewName, context, dataSource: name)) }
                     if let parent {
                         do {
                             outline = try outline.snapshot(of: parent, includingParent: includingParent)

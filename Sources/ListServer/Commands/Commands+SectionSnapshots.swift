@@ -137,6 +137,7 @@ extension CommandRouter {
                 ArgumentSpec("section", "string", required: true, "The section."),
                 ArgumentSpec("item", "string", required: true, "The item."),
                 ArgumentSpec("nullIfMissing", "boolean", "true: answer null when the outline does not contain it (UIKit's contains)."),
+                ArgumentSpec("view", "string", "A view of the data source: expanded and visible as it shows them (its own expansion, with scope perView)."),
             ],
             result: "{version, item: {id, parent, level, expanded, visible, children} | null}"
         ) { arguments, _ throws(WireError) in
@@ -144,11 +145,13 @@ extension CommandRouter {
             let section = try arguments.string("section")
             let item = try arguments.string("item")
             let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
+            let viewName = try arguments.optionalString("view")
             return { context throws(WireError) in
                 let dataSource = try context.dataSource(name)
-                guard let outline = dataSource.model.outline(of: section) else {
+                guard var outline = dataSource.model.outline(of: section) else {
                     throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
                 }
+                if let viewName { outline = outlineAsShown(outline, section: section, by: try view(viewName, context, dataSource: name)) }
                 let version = dataSource.version
                 guard outline.contains(item) else {
                     if nullIfMissing {

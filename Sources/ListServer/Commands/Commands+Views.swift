@@ -1,4 +1,5 @@
 import DiffableCore
+import ListStore
 import ListWire
 
 extension CommandRouter {
@@ -13,14 +14,18 @@ extension CommandRouter {
                     ArgumentSpec("fromVersion", "integer", "Resume: the last version this view applied (give incarnation too)."),
                     ArgumentSpec("incarnation", "string", "Resume: the incarnation that version belongs to."),
                     ArgumentSpec("selectionEvents", "boolean", "Follow the other views' selections: their current selections now, then a selectionChanged event for every change."),
+                    ArgumentSpec(
+                        "expansion", "{section: {expanded?: [item], collapsed?: [item]}}",
+                        "Expansion scope perView: what this view expanded or collapsed itself before (attaching anew); it shows the snapshot as they make it (never resumed). Ignored when the scope is shared; unknown items are left out."),
                 ],
-                result: "{view, incarnation, version, resumed, sections?, selections?: [{view, user, items}]}"
+                result: "{view, incarnation, version, resumed, sections?, selections?: [{view, user, items}], expansionScope?: \"perView\"}"
             ) { arguments, _ throws(WireError) in
                 let name = try arguments.string("dataSource")
                 let requested = try arguments.optionalString("view")
                 let fromVersion = try arguments.optionalInt("fromVersion", in: Arguments.countRange)
                 let incarnation = try arguments.optionalString("incarnation")
                 let selectionEvents = try arguments.optionalBool("selectionEvents") ?? false
+                let expansion = try readExpansion(&arguments)
                 if (fromVersion == nil) != (incarnation == nil) {
                     throw WireError(.invalidArgument, "fromVersion and incarnation go together: give both to resume, or neither.")
                 }
@@ -54,15 +59,23 @@ extension CommandRouter {
                     }
                     let attachment = ViewSession(name: view, dataSource: name, connection: connection, poolLimit: context.state.configuration.maximumPooledCells)
                     attachment.followsSelection = selectionEvents
+                    if dataSource.expansionScope == .perView, expansion?.isEmpty == false { try checkOwnExpansionQuota(for: attachment, context.state) }
                     let selections = selectionEvents ? dataSource.attachedViews.filter { !$0.selection.isEmpty } : []
                     dataSource.attach(attachment)
                     connection.views.append(attachment)
-                    let snapshot = dataSource.snapshot
+                    let perView = dataSource.expansionScope == .perView
+                    if perView, let expansion, !expansion.isEmpty {
+                        _ = dataSource.changeExpansion(of: attachment, sharedChanges: StagedChanges()) { $0.set(expansion) }
+                    }
+                    let snapshot = attachment.snapshot(in: dataSource)
                     let version = dataSource.version
                     let current = dataSource.incarnation
                     // Resuming: the same incarnation, and every version since fromVersion still retained, in
                     // less than half the view queue (a longer backlog would overflow it: the snapshot instead).
-                    let missed = fromVersion.flatMap { from in incarnation == current ? dataSource.retained.events(after: from) : nil }.flatMap {
+                    // A view showing an expansion of its own is sent what it shows (the retained events are
+                    // the data source's).
+                    let resumable = attachment.expansion == nil ? fromVersion : nil
+                    let missed = resumable.flatMap { from in incarnation == current ? dataSource.retained.events(after: from) : nil }.flatMap {
                         events in
                         events.reduce(0) { $0 + $1.count + 1 } <= context.state.configuration.maximumViewQueueBytes / 2 ? events : nil
                     }
@@ -78,6 +91,10 @@ extension CommandRouter {
                         if missed == nil {
                             writer.key("sections")
                             writer.sections(of: snapshot)
+                        }
+                        if perView {
+                            writer.key("expansionScope")
+                            writer.string(ExpansionScope.perView.rawValue)
                         }
                         if selectionEvents {
                             writer.key("selections")

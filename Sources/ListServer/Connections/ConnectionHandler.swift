@@ -248,7 +248,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func deliver(_ outcome: CommandResult, context: ChannelHandlerContext) {
         write(context: context, reply: outcome.encodedReply)
-        if let (dataSource, event) = outcome.broadcast { state.broadcast(event, to: dataSource) }
+        if let broadcast = outcome.broadcast { state.send(broadcast) }
         for action in outcome.afterReply { action() }
     }
 

@@ -147,6 +147,8 @@ enum DemoData {
         try! snapshot.appendItems((0...100).map { Item("n\($0)", data: ["value": .int($0)]) }, toSection: "numbers")
         dataSource.snapshot = snapshot
         dataSource.outlines["outline"] = outline
+        // Each view expands and collapses the categories in its own view, as each collection view does.
+        dataSource.expansionScope = .perView
         dataSource.cellProvider = CellProvider(rules: [
             .init(section: "outline", match: (field: "kind", equals: "category"), registration: "categoryCell"),
             .init(section: "outline", registration: "emojiCell"),

@@ -33,6 +33,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maximumPooledCells: Int = 256
     /// Views one connection may have attached at once.
     public var maximumViewsPerConnection: Int = 1_024
+    /// Views of one user (root exempt) that show an expansion of their own at once: each holds its own
+    /// copy of its data source's snapshot (`ViewExpansion`).
+    public var maximumOwnExpansionViewsPerUser: Int = 64
     /// How long a plugin may take to configure a batch of cells before they fail with `plugin-timeout`.
     public var pluginDeadlineMilliseconds: Int = 250
     /// Plugin executables listd starts, restarts when they exit and stops on shutdown.

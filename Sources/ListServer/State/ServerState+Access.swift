@@ -188,7 +188,7 @@ extension DataSourceOperation {
     var requiredAccess: AccessLevel {
         switch self {
         case .edit, .batch, .replaceSnapshot, .replaceOutline, .setExpansion: return .write
-        case .setLayout, .setCellProvider: return .admin
+        case .setLayout, .setCellProvider, .setExpansionScope: return .admin
         }
     }
 
@@ -199,6 +199,7 @@ extension DataSourceOperation {
         case .replaceOutline, .setExpansion: return "change its outlines"
         case .setLayout: return "set its layout"
         case .setCellProvider: return "set its cell providers"
+        case .setExpansionScope: return "set its expansion scope"
         }
     }
 }

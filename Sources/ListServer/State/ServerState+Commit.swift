@@ -12,7 +12,7 @@ struct Committed {
     var outcome: ChangeOutcome
     /// The served data source the change touched (created, changed or dropped).
     var dataSource: DataSource?
-    var broadcast: (DataSource, ByteBuffer)?
+    var broadcast: Broadcast?
     var afterReply: [() -> Void] = []
     /// With a store: resolves once the change is durable (`nil`), or with the error that undid it.
     var durable: Deferred<WireError?>?
@@ -118,14 +118,20 @@ extension ServerState {
                 var buffer = allocator.buffer(capacity: event.count + 1)
                 buffer.writeBytes(event)
                 buffer.writeInteger(UInt8(ascii: "\n"))
-                committed.broadcast = (dataSource, buffer)
+                committed.broadcast = Broadcast(dataSource: dataSource, event: buffer)
             }
+            // Views with an expansion of their own: their changes, made now (while the state is this
+            // version's), published with the version.
+            let viewChanges = changesOfViewsWithOwnExpansion(
+                in: dataSource, after: operation, outcome: applied.outcome, animatingDifferences: animatingDifferences, storedEvent: storedEvent,
+                committed: &committed, allocator: allocator)
             if case .setLayout = operation {
                 // Views keep their cells; they draw them in the new layout.
             } else {
                 let outcome = applied.outcome
                 committed.afterReply.append { [self] in
-                    CommandRouter.updateDisplayedCells(of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, state: self)
+                    CommandRouter.updateDisplayedCells(
+                        of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, viewChanges: viewChanges, state: self)
                 }
             }
             if let retired {
@@ -140,6 +146,41 @@ extension ServerState {
             }
         }
         return committed
+    }
+
+    /// Brings the views of `dataSource` that show an expansion of their own to the version just committed:
+    /// each gets its own `changes` line in the broadcast (unless the data source was reloaded whole: then
+    /// the shared line, and they read what they show anew). Returns their changes, by view.
+    private func changesOfViewsWithOwnExpansion(
+        in dataSource: DataSource, after operation: DataSourceOperation, outcome: ChangeOutcome, animatingDifferences: Bool,
+        storedEvent: [UInt8]?, committed: inout Committed, allocator: ByteBufferAllocator
+    ) -> [ObjectIdentifier: StagedChanges] {
+        switch operation {
+        case .setLayout, .setCellProvider: return [:]  // what the views show stays
+        default: break
+        }
+        let views = dataSource.viewsWithOwnExpansion
+        guard !views.isEmpty else { return [:] }
+        // A change another instance committed carries its flag in the event line it stored.
+        var animatingDifferences = animatingDifferences
+        if let storedEvent, let event = try? JSONParser.parse(storedEvent), event["changes"]?["animatingDifferences"] == .bool(false) {
+            animatingDifferences = false
+        }
+        var byView: [ObjectIdentifier: StagedChanges] = [:]
+        for view in views {
+            let changes = dataSource.changeExpansion(of: view, sharedChanges: outcome.reloadData ? nil : outcome.changes)
+            guard !outcome.reloadData else { continue }
+            byView[ObjectIdentifier(view)] = changes
+            guard committed.broadcast != nil else { continue }
+            var json = JSONWriter(capacity: 192)
+            json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)
+            let event = ViewEvent.changes(dataSource: dataSource.name, version: dataSource.version, changesJSON: json.bytes, view: view.name)
+            var buffer = allocator.buffer(capacity: event.count + 1)
+            buffer.writeBytes(event)
+            buffer.writeInteger(UInt8(ascii: "\n"))
+            committed.broadcast!.ownEvents[ObjectIdentifier(view)] = buffer
+        }
+        return byView
     }
 
     /// Tells the views of every data source whose cell or supplementary provider names `registration` that
@@ -171,6 +212,12 @@ extension ServerState {
         let registrationsBefore = Set(undos.compactMap(\.registration).filter { model.registrations[$0] != nil })
         for gone in engine.undo(undos, dataSources: touched) {
             for view in unsafeDowncast(gone, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
+        }
+        // The views with an expansion of their own show the undone state again (they were sent none
+        // of the undone changes: what they show is what they were last sent).
+        for name in touched {
+            guard let dataSource = dataSources[name] else { continue }
+            for view in dataSource.viewsWithOwnExpansion { _ = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) }
         }
         // A registration is as it was again: cells a view took of it meanwhile go, and the views are told.
         for name in Set(undos.compactMap(\.registration)) {

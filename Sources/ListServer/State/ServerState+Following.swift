@@ -21,7 +21,7 @@ extension ServerState {
     /// line the committing instance stored (`storedEvent`), else one made here.
     func publishFollowed(_ change: StateChange, storedEvent: [UInt8]?) throws(WireError) {
         let committed = try commit(change, connection: nil, followed: true, storedEvent: storedEvent)
-        if let (dataSource, event) = committed.broadcast { broadcast(event, to: dataSource) }
+        if let broadcast = committed.broadcast { send(broadcast) }
         for action in committed.afterReply { action() }
     }
 
@@ -79,7 +79,9 @@ extension ServerState {
         var buffer = ByteBufferAllocator().buffer(capacity: event.count + 1)
         buffer.writeBytes(event)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        broadcast(buffer, to: dataSource)
+        // Views with an expansion of their own reload what they show too: their projections anew.
+        for view in dataSource.viewsWithOwnExpansion { _ = dataSource.changeExpansion(of: view, sharedChanges: nil) }
+        send(Broadcast(dataSource: dataSource, event: buffer))
         CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
     }
 }

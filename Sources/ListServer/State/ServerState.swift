@@ -152,10 +152,27 @@ package final class ServerState {
             + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")" + loaded
     }
 
-    /// Writes an event line to every view of `dataSource`.
-    func broadcast(_ event: ByteBuffer, to dataSource: DataSource) {
-        for attachment in dataSource.attachedViews { attachment.connection.sendEvent(event) }
+    /// Writes an event line to every view of the broadcast's data source (a view with an expansion of
+    /// its own gets its own line, when it has one).
+    func send(_ broadcast: Broadcast) {
+        if broadcast.ownEvents.isEmpty {
+            for attachment in broadcast.dataSource.attachedViews { attachment.connection.sendEvent(broadcast.event) }
+        } else {
+            for attachment in broadcast.dataSource.attachedViews {
+                attachment.connection.sendEvent(broadcast.ownEvents[ObjectIdentifier(attachment)] ?? broadcast.event)
+            }
+        }
     }
+}
+
+/// An event line for every view of a data source (one buffer, shared), published once the change that
+/// made it is durable.
+struct Broadcast {
+    let dataSource: DataSource
+    /// The line, with its newline.
+    var event: ByteBuffer
+    /// The lines of views that show an expansion of their own (`ViewExpansion`), whose changes differ.
+    var ownEvents: [ObjectIdentifier: ByteBuffer] = [:]
 }
 
 /// Cell counters of one registration (summed over views), with what is displayed and pooled now.

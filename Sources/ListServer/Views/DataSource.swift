@@ -26,9 +26,28 @@ package final class DataSource: ServedDataSource {
         viewOrder.append(attachment)
     }
 
+    /// The views showing an expansion of their own (see `ViewExpansion`), by name.
+    private var expandingViews: [String: ViewSession] = [:]
+
+    /// The attached views with an expansion of their own. O(those views).
+    var viewsWithOwnExpansion: [ViewSession] { expandingViews.values.filter { views[$0.name] === $0 } }
+
+    /// Changes what `view` expanded or collapsed itself (`change` edits its `ViewExpansion`) and brings
+    /// what it shows up to date; returns the view's changes. A view left with nothing of its own shows
+    /// the data source's snapshot again (after these changes).
+    func changeExpansion(of view: ViewSession, sharedChanges: StagedChanges?, _ change: (inout ViewExpansion) -> Void = { _ in }) -> StagedChanges {
+        var expansion = view.expansion ?? ViewExpansion(showing: model)
+        change(&expansion)
+        let changes = expansion.update(to: model, sharedChanges: sharedChanges)
+        view.expansion = expansion.isEmpty ? nil : expansion
+        expandingViews[view.name] = expansion.isEmpty ? nil : view
+        return changes
+    }
+
     /// Detaches a view; the views that follow selections learn that its selection is gone.
     func detach(view name: String) {
         guard let view = views.removeValue(forKey: name) else { return }
+        if expandingViews[name] === view { expandingViews[name] = nil }
         if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { views[$0.name] !== $0 } }
         if !view.selection.isEmpty {
             let deselected = view.selection.items
@@ -58,6 +77,15 @@ final class ViewSession {
     var selection = ViewSelection()
     /// Whether this view gets `selectionChanged` events about other views (`attach` with `selectionEvents`).
     var followsSelection = false
+    /// What the view expanded or collapsed itself (expansion scope `perView`), and what it shows as a
+    /// result; `nil` while it shows the data source's snapshot as it is. Kept by `DataSource`.
+    fileprivate(set) var expansion: ViewExpansion?
+
+    /// The snapshot this view shows, whose index paths its requests give: its own projection, or the
+    /// data source's snapshot.
+    func snapshot(in dataSource: DataSource) -> Snapshot {
+        expansion?.projection ?? dataSource.snapshot
+    }
 
     init(name: String, dataSource: String, connection: ConnectionHandler, poolLimit: Int) {
         self.name = name

@@ -1,0 +1,157 @@
+import DiffableCore
+import ListEngine
+import ListStore
+import ListWire
+
+/// Expansion per view: a data source whose expansion scope is `perView` lets each view expand and
+/// collapse outline items in its own view, with read access (see `ViewExpansion`).
+extension CommandRouter {
+    static var viewExpansionCommands: [Command] {
+        [setExpansionScopeCommand, viewExpansionCommand(expand: true), viewExpansionCommand(expand: false)]
+    }
+
+    static var setExpansionScopeCommand: Command {
+        Command(
+            name: "setExpansionScope",
+            summary: "Whose outline expansion views show: shared (expand and collapse change the data source, for every view) or perView (each view may also expand and collapse in its own view, with read access).",
+            arguments: [
+                ArgumentSpec("dataSource", "string", required: true, "The data source."),
+                ArgumentSpec("scope", "\"shared\" | \"perView\"", required: true, "shared is where every data source starts."),
+            ],
+            result: "{dataSource, version, expansionScope}", effect: .mutates
+        ) { arguments, _ throws(WireError) in
+            let name = try arguments.string("dataSource")
+            let scopeName = try arguments.string("scope")
+            guard let scope = ExpansionScope(rawValue: scopeName) else {
+                throw WireError(.invalidArgument, "Argument \"scope\" must be \"shared\" or \"perView\", not \"\(ControlCharacters.escaped(scopeName))\".")
+            }
+            return { context throws(WireError) in
+                let committed = try context.state.commit(
+                    .dataSource(name: name, ifVersion: nil, createAs: nil, .setExpansionScope(scope)), connection: context.connection,
+                    allocator: context.allocator)
+                return committed.result(dataSource: name) { writer in
+                    writer.key("expansionScope")
+                    writer.string(scope.rawValue)
+                }
+            }
+        }
+    }
+
+    private static func viewExpansionCommand(expand: Bool) -> Command {
+        Command(
+            name: expand ? "expandInView" : "collapseInView",
+            summary: expand
+                ? "Expands outline items in one view only (expansion scope perView; read access): the view gets expansionChanged with its changes."
+                : "Collapses outline items in one view only (expansion scope perView; read access): the view gets expansionChanged with its changes.",
+            arguments: viewArguments + [
+                ArgumentSpec("section", "string", required: true, "The section holding the outline."),
+                ArgumentSpec("items", "[string]", required: true, "Outline items."),
+                ArgumentSpec("animatingDifferences", "boolean", "false: the view shows the change without animation (default true)."),
+            ],
+            result: "{dataSource, view, version}"
+        ) { arguments, _ throws(WireError) in
+            let (viewName, viewDataSource) = try readView(&arguments)
+            let section = try arguments.string("section")
+            let items = try arguments.strings("items")
+            let animatingDifferences = try arguments.optionalBool("animatingDifferences") ?? true
+            return { context throws(WireError) in
+                let view = try view(viewName, context, dataSource: viewDataSource)
+                let dataSource = try context.dataSource(view.dataSource)
+                guard dataSource.expansionScope == .perView else {
+                    throw WireError(
+                        .invalidArgument,
+                        "Data source \"\(dataSource.name)\" shares one expansion among its views (expansion scope shared): \(expand ? "expand" : "collapse") changes it for every view and needs write access; its owner can set the scope to perView (setExpansionScope).")
+                }
+                guard let outline = dataSource.outlines[section] else {
+                    throw WireError(
+                        dataSource.snapshot.contains(section: section) ? .invalidArgument : .sectionNotFound,
+                        dataSource.snapshot.contains(section: section)
+                            ? "Section \"\(section)\" has no outline (applySectionSnapshot makes one)."
+                            : "Section \"\(section)\" does not exist.")
+                }
+                let unknown = items.filter { !outline.contains($0) }
+                if !unknown.isEmpty {
+                    throw WireError(
+                        .itemNotFound,
+                        "Items \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) are not in the outline of section \"\(section)\".")
+                }
+                if view.expansion == nil { try checkOwnExpansionQuota(for: view, context.state) }
+                let changes = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) { expansion in
+                    expansion.set(items, expanded: expand, inSection: section)
+                }
+                let version = dataSource.version
+                var json = JSONWriter(capacity: 192)
+                json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)
+                let event = ViewEvent.expansionChanged(dataSource: dataSource.name, view: view.name, version: version, changesJSON: json.bytes)
+                let state = context.state
+                var result = CommandResult { writer in
+                    writer.key("dataSource")
+                    writer.string(dataSource.name)
+                    writer.key("view")
+                    writer.string(view.name)
+                    writer.key("version")
+                    writer.int(version)
+                }
+                result.afterReply.append {
+                    view.connection.sendEvent(event)
+                    // Cells of items the view no longer shows go back to their pools; disclosures change.
+                    updateDisplayedCells(of: view, in: dataSource, after: changes, reloadData: false, state: state, work: RenderWork())
+                }
+                return result
+            }
+        }
+    }
+
+    /// `outline` with the expansion `view` shows: its own items expanded or collapsed applied (a copy,
+    /// O(items), only when it has any in `section`).
+    static func outlineAsShown(_ outline: SectionSnapshot, section: String, by view: ViewSession) -> SectionSnapshot {
+        guard let own = view.expansion?.overrides[section], !own.isEmpty else { return outline }
+        var shown = outline
+        shown.expand(own.filter(\.value).map(\.key))
+        shown.collapse(own.filter { !$0.value }.map(\.key))
+        return shown
+    }
+
+    /// Refuses a further view of the user showing an expansion of its own past
+    /// `maxOwnExpansionViewsPerUser` (each holds a copy of its data source's snapshot). Root is exempt.
+    static func checkOwnExpansionQuota(for view: ViewSession, _ state: ServerState) throws(WireError) {
+        let uid = view.connection.identity.uid
+        let limit = state.configuration.maximumOwnExpansionViewsPerUser
+        guard uid != 0 else { return }
+        var held = 0
+        for dataSource in state.dataSources.values { held += dataSource.viewsWithOwnExpansion.lazy.filter { $0.connection.identity.uid == uid }.count }
+        guard held >= limit else { return }
+        throw WireError(
+            .limitExceeded,
+            "User \(view.connection.identity.displayName) (uid \(uid)) has \(held) views showing an expansion of their own; the limit is \(limit) (maxOwnExpansionViewsPerUser). Detach one first.",
+            details: ["quota": "maxOwnExpansionViewsPerUser", "limit": .int(limit)])
+    }
+
+    /// The `expansion` argument of `attach`: `{section: {expanded?: [item], collapsed?: [item]}}`, what a
+    /// view that expanded or collapsed items itself asks to show again when it attaches anew.
+    static func readExpansion(_ arguments: inout Arguments) throws(WireError) -> [String: [String: Bool]]? {
+        guard let value = arguments.value("expansion"), value != .null else { return nil }
+        guard case .object(let sections) = value else {
+            throw WireError(.invalidArgument, "Argument \"expansion\" must be an object: {section: {expanded?: [item], collapsed?: [item]}}.")
+        }
+        var result: [String: [String: Bool]] = [:]
+        for (section, entry) in sections {
+            guard case .object(let members) = entry, members.keys.allSatisfy({ $0 == "expanded" || $0 == "collapsed" }) else {
+                throw WireError(.invalidArgument, "expansion.\(section) must be {expanded?: [item], collapsed?: [item]}.")
+            }
+            var items: [String: Bool] = [:]
+            for (key, expanded) in [("collapsed", false), ("expanded", true)] {
+                guard let list = members[key] else { continue }
+                guard case .array(let values) = list else { throw WireError(.invalidArgument, "expansion.\(section).\(key) must be an array of strings.") }
+                for value in values {
+                    guard case .string(let item) = value else {
+                        throw WireError(.invalidArgument, "expansion.\(section).\(key) must be an array of strings.")
+                    }
+                    items[item] = expanded
+                }
+            }
+            result[section] = items
+        }
+        return result
+    }
+}
