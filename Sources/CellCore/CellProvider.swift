@@ -74,6 +74,13 @@ public struct CellProvider: Hashable, Sendable {
         rule(forPayload: payload, inSection: section)?.reorderable ?? false
     }
 
+    /// `registration(forItem:payload:inSection:)` and `canReorder(payload:inSection:)` in one pass over
+    /// the rules (what `dequeue` needs for each cell).
+    public func cellRule(forPayload payload: PackedPayload, inSection section: String) -> (registration: String?, reorderable: Bool) {
+        let rule = rule(forPayload: payload, inSection: section)
+        return (rule?.registration ?? defaultRegistration, rule?.reorderable ?? false)
+    }
+
     /// The first rule that takes an item with this packed payload (rebuilt only when a rule matches on a
     /// field, and then once).
     private func rule(forPayload payload: PackedPayload, inSection section: String) -> Rule? {

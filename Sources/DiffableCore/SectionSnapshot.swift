@@ -106,6 +106,11 @@ public struct SectionSnapshot: Hashable, Sendable {
         }
     }
 
+    /// Replaces the payload of an item; an unknown item is ignored. O(1) on average.
+    public mutating func setData(_ data: JSONValue, of item: String) {
+        if nodes[item] != nil { nodes[item]!.data = data }
+    }
+
     /// Removes every item and the expansion state.
     public mutating func deleteAll() {
         self = SectionSnapshot()

@@ -24,6 +24,9 @@ public final class DataSourceModel {
     /// kept by `setOutline(_:for:)`.
     public private(set) var outlineBytes = 0
     private var outlineBytesBySection: [String: Int] = [:]
+    /// Counts the changes to `outlines` (a section's set, replaced or dropped) and to the expansion
+    /// scope: a view with an expansion of its own compares it with what it last projected.
+    public private(set) var outlineRevision = 0
     /// The cell provider rules (`setCellProvider`).
     public internal(set) var cellProvider: CellProvider?
     /// The supplementary providers, by element kind.
@@ -31,7 +34,9 @@ public final class DataSourceModel {
     /// The compositional layout every view renders (`setLayout`).
     public internal(set) var layout: LayoutDescription
     /// Whose outline expansion views show (`setExpansionScope`).
-    public internal(set) var expansionScope: ExpansionScope
+    public internal(set) var expansionScope: ExpansionScope {
+        didSet { if expansionScope != oldValue { outlineRevision += 1 } }
+    }
 
     init(name: String, incarnation: String, content: DataSourceContent) {
         self.name = name
@@ -60,6 +65,7 @@ public final class DataSourceModel {
 
     /// Sets (or, with `nil`, drops) a section's outline, keeping `outlineBytes`. O(that outline's items).
     func setOutline(_ outline: SectionSnapshot?, for section: String) {
+        outlineRevision += 1
         outlineBytes -= outlineBytesBySection[section] ?? 0
         outlines[section] = outline
         outlineBytesBySection[section] = outline?.storedBytes
@@ -75,6 +81,7 @@ public final class DataSourceModel {
         other.snapshot = Snapshot()
         outlines = other.outlines
         other.outlines = [:]
+        outlineRevision += 1
         outlineBytes = other.outlineBytes
         outlineBytesBySection = other.outlineBytesBySection
         cellProvider = other.cellProvider
@@ -106,12 +113,28 @@ public final class DataSourceModel {
         return try? snapshot.sectionSnapshot(of: section)
     }
 
-    /// Drops outlines whose section no longer shows exactly their visible items.
-    func reconcileOutlines() {
+    /// Drops outlines whose section no longer shows exactly their visible items. With `syncingData`
+    /// (the change may have given items new payloads: `updateItems`, `apply`), the outlines kept take
+    /// their visible items' payloads from the snapshot, so that expanding, collapsing and views with an
+    /// expansion of their own show what the data source holds.
+    func reconcileOutlines(syncingData: Bool = false) {
         guard !outlines.isEmpty else { return }
         for (section, outline) in outlines {
             let current = (try? snapshot.itemIdentifiers(inSection: section)) ?? nil
-            if current != outline.visibleItems.map(\.id) { setOutline(nil, for: section) }
+            let visible = outline.visibleItems
+            guard current == visible.map(\.id) else {
+                setOutline(nil, for: section)
+                continue
+            }
+            guard syncingData else { continue }
+            var synced = outline
+            var changed = false
+            for item in visible {
+                guard let data = snapshot.data(ofItem: item.id), data != item.data else { continue }
+                synced.setData(data, of: item.id)
+                changed = true
+            }
+            if changed { setOutline(synced, for: section) }
         }
     }
 }

@@ -188,7 +188,7 @@ public final class StateModel {
         }
         if created { dataSources[name] = dataSource }
         dataSource.version += 1
-        dataSource.reconcileOutlines()
+        dataSource.reconcileOutlines(syncingData: operation.mayChangeItemData)
         adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
         adjustBytes(of: dataSource.owner, by: dataSource.storedBytes - bytesBefore)
         outcome.version = dataSource.version
@@ -441,7 +441,26 @@ public final class StateModel {
     }
 }
 
+extension DataSourceOperation {
+    /// Whether the operation may give existing items other payloads (which outlines then take over).
+    fileprivate var mayChangeItemData: Bool {
+        switch self {
+        case .edit(let edit): return edit.mayChangeItemData
+        case .batch(let edits): return edits.contains { $0.mayChangeItemData }
+        case .replaceSnapshot: return true
+        case .replaceOutline, .setExpansion, .setLayout, .setCellProvider, .setExpansionScope: return false
+        }
+    }
+}
+
 extension SnapshotEdit {
+    /// Whether the edit may give existing items other payloads.
+    fileprivate var mayChangeItemData: Bool {
+        switch self {
+        case .updateItems, .replaceItems: return true
+        default: return false
+        }
+    }
     /// How many items the edit may add (for the item limit).
     var addedItemCount: Int {
         switch self {

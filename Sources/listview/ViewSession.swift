@@ -217,6 +217,8 @@ final class ViewSession {
             }
             // A version without stages is a cell provider change: cells are configured by the new rules.
             if changes.stages.isEmpty { cellsStale = true }
+            // A line without "view": listd no longer shows this view its own way (what it set is gone).
+            if event["view"] == nil { ownExpansion = [:] }
         case "expansionChanged":
             // This view's own expansion (expandInView, collapseInView): its changes, at the same version.
             guard event["version"]?.intValue == model.version else {

@@ -72,12 +72,69 @@ struct ViewExpansionTests {
         try smaller.delete(["c"])
         try change(model, .replaceOutline(section: "O", smaller))
         _ = view.update(to: dataSource, sharedChanges: StagedChanges())
+        // Kept until the change is published (it might be undone), then forgotten.
+        #expect(view.overrides == ["O": ["b": true, "c": true]])
+        view.prune(dataSource)
         #expect(view.overrides == ["O": ["b": true]])
         try change(model, .setExpansionScope(.shared))
         let changes = view.update(to: dataSource, sharedChanges: StagedChanges())
+        #expect(view.showsSharedSnapshot)
+        view.prune(dataSource)
         #expect(view.isEmpty)
         #expect(view.projection == dataSource.snapshot)
         #expect(changes.stages.first?.itemDeletes.count == 2)  // b1, b2
+    }
+
+    /// A change undone before it was published (a failed write) leaves the view's own expansion as it
+    /// was: reprojected, it shows what it showed before.
+    @Test func anUndoneChangeLeavesTheViewsExpansionAsItWas() throws {
+        let model = try model()
+        let dataSource = model.dataSources["d"]!
+        var view = ViewExpansion(showing: dataSource)
+        view.set(["b"], expanded: true, inSection: "O")
+        _ = view.update(to: dataSource, sharedChanges: StagedChanges())
+        let shown = view.projection
+        var smaller = try tree()
+        try smaller.delete(["b"])
+        for operation: DataSourceOperation in [.setExpansionScope(.shared), .replaceOutline(section: "O", smaller), .edit(.deleteSections(["O"]))] {
+            let outcome = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, operation), limits: limits, recordingUndo: true)
+            _ = view.update(to: dataSource, sharedChanges: outcome.changes)
+            #expect(view.projection != shown, "\(operation)")
+            model.undo([try #require(outcome.undo)])
+            view.reproject(dataSource)
+            #expect(view.projection == shown, "\(operation)")
+            #expect(view.overrides == ["O": ["b": true]])
+        }
+    }
+
+    /// Payloads the owner updates reach the outline (and so expanding, collapsing and the views that show
+    /// it their own way), not only the snapshot.
+    @Test func updatedPayloadsReachOutlinesAndViews() throws {
+        let model = try model()
+        let dataSource = model.dataSources["d"]!
+        var view = ViewExpansion(showing: dataSource)
+        view.set(["b"], expanded: true, inSection: "O")
+        _ = view.update(to: dataSource, sharedChanges: StagedChanges())
+        let outcome = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.updateItems([Item("b", data: ["title": "Bee"])]))), limits: limits)
+        let changes = view.update(to: dataSource, sharedChanges: outcome.changes)
+        #expect(view.projection.data(ofItem: "b") == ["title": "Bee"])
+        #expect(changes.stages.flatMap(\.itemReconfigures).map(\.item) == [Item("b", data: ["title": "Bee"])])
+        #expect(dataSource.outlines["O"]?.data(of: "b") == ["title": "Bee"])
+        // The owner expands: b keeps its new payload in the data source's snapshot too.
+        try change(model, .setExpansion(section: "O", items: ["b"], expanded: true))
+        #expect(dataSource.snapshot.data(ofItem: "b") == ["title": "Bee"])
+    }
+
+    /// A change that touches no section the view shows its own way reaches it as it is.
+    @Test func changesElsewhereReachTheViewAsTheyAre() throws {
+        let model = try model()
+        let dataSource = model.dataSources["d"]!
+        var view = ViewExpansion(showing: dataSource)
+        view.set(["b"], expanded: true, inSection: "O")
+        _ = view.update(to: dataSource, sharedChanges: StagedChanges())
+        let outcome = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.appendItems(["f3"], toSection: "F"))), limits: limits)
+        #expect(view.update(to: dataSource, sharedChanges: outcome.changes) == outcome.changes)
+        #expect(ids(view.projection, "F") == ["f1", "f2", "f3"] && ids(view.projection, "O") == ["a", "b", "b1", "b2", "c"])
     }
 
     /// Random owner changes and view expansions: each time, the view's changes turn what it showed into
@@ -158,7 +215,9 @@ struct ViewExpansionTests {
                     let expected = outline.visibleItems { view.isExpanded($0, inSection: "O", outline: outline) }.map(\.item.id)
                     #expect(ids(view.projection, "O") == expected, "round \(round) step \(step)")
                 }
-                if dataSource.expansionScope == .shared { #expect(view.isEmpty) }
+                if dataSource.expansionScope == .shared { #expect(view.showsSharedSnapshot) }
+                // Published: what no longer applies is forgotten (sometimes later, as when writes queue).
+                if random.next() % 2 == 0 { view.prune(dataSource) }
                 // A disclosure that changes is configured again (reconfigured or reloaded) where the view still shows it.
                 let updated = Set(changes.stages.flatMap { $0.itemReconfigures.map(\.item.id) + $0.itemReloads.map(\.item.id) })
                 if let outline = dataSource.outlines["O"] {

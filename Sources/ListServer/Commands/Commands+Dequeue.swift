@@ -66,17 +66,18 @@ extension CommandRouter {
                 // of cells mostly shares one or two); the plan refers to them by position.
                 var used: [Registration] = []
                 // Payloads stay packed: a cell's templates rebuild only the members they read.
-                var plan: [(path: IndexPath, item: String, payload: PackedPayload, section: String, registration: Int)] = []
+                var plan: [(path: IndexPath, item: String, payload: PackedPayload, section: String, registration: Int, reorderable: Bool)] = []
                 plan.reserveCapacity(paths.count)
                 for path in paths {
                     guard let (item, payload) = snapshot.packedItem(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
                     let section = snapshot.sectionIdentifier(at: path.section)!
                     // No rule maps the item: it shows in the default presentation. A rule naming a
                     // registration that does not exist is still an error.
-                    let name = dataSource.cellProvider?.registration(forItem: item, payload: payload, inSection: section)
+                    // One pass over the rules: the registration and whether views may move the item.
+                    let (name, reorderable) = dataSource.cellProvider?.cellRule(forPayload: payload, inSection: section) ?? (nil, false)
                     // `nil` is the default presentation; no registration takes its name.
                     if let index = used.firstIndex(where: { $0.name == (name ?? DefaultPresentation.name) }) {
-                        plan.append((path, item, payload, section, index))
+                        plan.append((path, item, payload, section, index, reorderable))
                         continue
                     }
                     if let name {
@@ -88,7 +89,7 @@ extension CommandRouter {
                     } else {
                         used.append(DefaultPresentation.registration)
                     }
-                    plan.append((path, item, payload, section, used.count - 1))
+                    plan.append((path, item, payload, section, used.count - 1, reorderable))
                 }
                 var results: [CellReply] = []
                 results.reserveCapacity(plan.count)
@@ -125,7 +126,7 @@ extension CommandRouter {
                         var placeholder = CellReply(
                             id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
                             state: cellState, indentationLevel: placement?.level ?? 0)
-                        placeholder.reorderable = dataSource.cellProvider?.canReorder(payload: entry.payload, inSection: entry.section) ?? false
+                        placeholder.reorderable = entry.reorderable
                         results.append(placeholder)
                         continue
                     }
@@ -135,7 +136,7 @@ extension CommandRouter {
                             TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
                         }, position: .item(entry.path, entry.item),
                         outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
-                    configured.reorderable = dataSource.cellProvider?.canReorder(payload: entry.payload, inSection: entry.section) ?? false
+                    configured.reorderable = entry.reorderable
                     results.append(configured)
                 }
                 // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.

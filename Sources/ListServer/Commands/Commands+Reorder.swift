@@ -31,6 +31,11 @@ extension CommandRouter {
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
                 let snapshot = dataSource.snapshot
+                for shownHereOnly in [item, destination] where !snapshot.contains(item: shownHereOnly) && view.expansion?.projection.contains(item: shownHereOnly) == true {
+                    throw WireError(
+                        .invalidMove,
+                        "Item \"\(shownHereOnly)\" shows only in view \"\(view.name)\"'s own expansion: reorder moves items of the data source's snapshot (an outline's are moved with editSectionSnapshot).")
+                }
                 guard let from = snapshot.sectionIdentifier(containingItem: item), let data = snapshot.data(ofItem: item) else {
                     throw WireError(.itemNotFound, "Item \"\(item)\" was not found in the snapshot.")
                 }

@@ -79,6 +79,7 @@ extension CommandRouter {
                 let changes = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) { expansion in
                     expansion.set(items, expanded: expand, inSection: section)
                 }
+                dataSource.settleExpansion(of: view)
                 let version = dataSource.version
                 var json = JSONWriter(capacity: 192)
                 json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)

@@ -66,6 +66,7 @@ extension CommandRouter {
                     let perView = dataSource.expansionScope == .perView
                     if perView, let expansion, !expansion.isEmpty {
                         _ = dataSource.changeExpansion(of: attachment, sharedChanges: StagedChanges()) { $0.set(expansion) }
+                        dataSource.settleExpansion(of: attachment)
                     }
                     let snapshot = attachment.snapshot(in: dataSource)
                     let version = dataSource.version

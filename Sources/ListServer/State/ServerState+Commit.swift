@@ -167,9 +167,18 @@ extension ServerState {
             animatingDifferences = false
         }
         var byView: [ObjectIdentifier: StagedChanges] = [:]
+        // Once published, what the views set that no longer applies is forgotten (not before: a change
+        // undone before it is published leaves them as they were).
+        committed.afterReply.append {
+            for view in views { dataSource.settleExpansion(of: view) }
+        }
         for view in views {
-            let changes = dataSource.changeExpansion(of: view, sharedChanges: outcome.reloadData ? nil : outcome.changes)
-            guard !outcome.reloadData else { continue }
+            guard !outcome.reloadData else {
+                // Reloaded whole: the views read what they show anew (attach with expansion).
+                dataSource.reprojectExpansion(of: view)
+                continue
+            }
+            let changes = dataSource.changeExpansion(of: view, sharedChanges: outcome.changes)
             byView[ObjectIdentifier(view)] = changes
             guard committed.broadcast != nil else { continue }
             var json = JSONWriter(capacity: 192)
@@ -217,7 +226,7 @@ extension ServerState {
         // of the undone changes: what they show is what they were last sent).
         for name in touched {
             guard let dataSource = dataSources[name] else { continue }
-            for view in dataSource.viewsWithOwnExpansion { _ = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) }
+            for view in dataSource.viewsWithOwnExpansion { dataSource.reprojectExpansion(of: view) }
         }
         // A registration is as it was again: cells a view took of it meanwhile go, and the views are told.
         for name in Set(undos.compactMap(\.registration)) {

@@ -80,7 +80,10 @@ extension ServerState {
         buffer.writeBytes(event)
         buffer.writeInteger(UInt8(ascii: "\n"))
         // Views with an expansion of their own reload what they show too: their projections anew.
-        for view in dataSource.viewsWithOwnExpansion { _ = dataSource.changeExpansion(of: view, sharedChanges: nil) }
+        for view in dataSource.viewsWithOwnExpansion {
+            dataSource.reprojectExpansion(of: view)
+            dataSource.settleExpansion(of: view)
+        }
         send(Broadcast(dataSource: dataSource, event: buffer))
         CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
     }

@@ -33,15 +33,35 @@ package final class DataSource: ServedDataSource {
     var viewsWithOwnExpansion: [ViewSession] { expandingViews.values.filter { views[$0.name] === $0 } }
 
     /// Changes what `view` expanded or collapsed itself (`change` edits its `ViewExpansion`) and brings
-    /// what it shows up to date; returns the view's changes. A view left with nothing of its own shows
-    /// the data source's snapshot again (after these changes).
-    func changeExpansion(of view: ViewSession, sharedChanges: StagedChanges?, _ change: (inout ViewExpansion) -> Void = { _ in }) -> StagedChanges {
+    /// what it shows up to the data source as it is now; returns the view's changes (`sharedChanges` are
+    /// the data source's).
+    func changeExpansion(of view: ViewSession, sharedChanges: StagedChanges, _ change: (inout ViewExpansion) -> Void = { _ in }) -> StagedChanges {
         var expansion = view.expansion ?? ViewExpansion(showing: model)
         change(&expansion)
         let changes = expansion.update(to: model, sharedChanges: sharedChanges)
-        view.expansion = expansion.isEmpty ? nil : expansion
-        expandingViews[view.name] = expansion.isEmpty ? nil : view
+        view.expansion = expansion
+        expandingViews[view.name] = view
         return changes
+    }
+
+    /// Makes what `view` shows the data source's as it is now, without changes (it reloads everything, or
+    /// the changes it was not sent were undone).
+    func reprojectExpansion(of view: ViewSession) {
+        view.expansion?.reproject(model)
+    }
+
+    /// Once a change is published: `view` forgets what it set on items the outlines no longer hold (all of
+    /// it when the scope became shared), and a view left with nothing of its own shows the data source's
+    /// snapshot again.
+    func settleExpansion(of view: ViewSession) {
+        guard var expansion = view.expansion else { return }
+        expansion.prune(model)
+        guard expansion.isEmpty else {
+            view.expansion = expansion
+            return
+        }
+        view.expansion = nil
+        if expandingViews[view.name] === view { expandingViews[view.name] = nil }
     }
 
     /// Detaches a view; the views that follow selections learn that its selection is gone.

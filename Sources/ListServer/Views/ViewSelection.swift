@@ -50,8 +50,9 @@ extension DataSource {
     /// Deselects, in every view, the items no longer in the snapshot (as UIKit does for deleted
     /// items), telling the views that follow selections.
     func pruneSelections() {
-        let snapshot = self.snapshot
         for view in attachedViews where !view.selection.isEmpty {
+            // What the view shows: a view with an expansion of its own keeps selected what it alone shows.
+            let snapshot = view.snapshot(in: self)
             let removed = view.selection.removeAll { snapshot.contains(item: $0) }
             selectionChanged(in: view, selected: [], deselected: removed)
         }
