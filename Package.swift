@@ -26,6 +26,8 @@ let package = Package(
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
         .executable(name: "listview", targets: ["listview"]),
+        // Views in a web browser, and listd's stats for Prometheus.
+        .executable(name: "listweb", targets: ["listweb"]),
         // Makes a plugin cell provider a few lines (see README, "Plugins").
         .library(name: "ListPluginKit", targets: ["ListPluginKit"]),
         .executable(name: "emoji-plugin", targets: ["emoji-plugin"]),
@@ -37,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(name: "DiffableCore"),
@@ -127,6 +132,31 @@ let package = Package(
                 "ListViewCore", "ListLayout", "ListClient", "ListWire", "DiffableCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // listweb's server: the HTTP and WebSocket front, the relay to listd, the token, the metrics, and the
+        // page itself (plain HTML, CSS and JavaScript in Web/, embedded in the binary).
+        .target(
+            name: "ListWeb",
+            dependencies: [
+                "ListWire", "DiffableCore", "ListClient", "FileSafety",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [
+                .embedInCode("Web/index.html"), .embedInCode("Web/source.html"), .embedInCode("Web/style.css"), .embedInCode("Web/index.js"),
+                .embedInCode("Web/source.js"), .embedInCode("Web/view.js"), .embedInCode("Web/model.js"), .embedInCode("Web/layout.js"),
+                .embedInCode("Web/cells.js"), .embedInCode("Web/socket.js"),
+            ]),
+        .testTarget(name: "ListWebTests", dependencies: ["ListWeb", "ListWire", "DiffableCore"]),
+        .executableTarget(
+            name: "listweb",
+            dependencies: [
+                "ListWeb", "ListClient", "FileSafety", "CSystemd",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(name: "ListPluginKit", dependencies: ["ListClient", "ListWire", "DiffableCore"]),
         .executableTarget(name: "emoji-plugin", dependencies: ["ListPluginKit", "DiffableCore"], path: "plugins/emoji"),
         // The card plugin's pure part (what a Home card shows), and the plugin around it.
@@ -145,7 +175,7 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner"],
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner", "listweb"],
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the

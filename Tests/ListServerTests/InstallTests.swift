@@ -9,7 +9,7 @@ import Testing
 struct InstallTests {
     static let repository = protocolDirectory.deletingLastPathComponent()
 
-    static let programs = ["listd", "listctl", "listview"]
+    static let programs = ["listd", "listctl", "listview", "listweb"]
 
     /// Runs `scripts/NAME` from the repository with the binaries under test.
     static func script(_ name: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
@@ -31,8 +31,8 @@ struct InstallTests {
         let prefix = try Self.install()
         defer { try? FileManager.default.removeItem(atPath: (prefix as NSString).deletingLastPathComponent) }
         var expected = Self.programs.map { "bin/\($0)" } + ["lib/listd/plugins/emoji-plugin", "lib/listd/plugins/card-plugin"]
-        expected += ["lib/systemd/system/listd.service", "lib/systemd/system/listd.socket", "lib/sysusers.d/listd.conf"]
-        expected += ["share/man/man8/listd.8", "share/man/man1/listctl.1", "share/man/man1/listview.1"]
+        expected += ["lib/systemd/system/listd.service", "lib/systemd/system/listweb.service", "lib/systemd/system/listd.socket", "lib/sysusers.d/listd.conf"]
+        expected += ["share/man/man8/listd.8", "share/man/man1/listctl.1", "share/man/man1/listview.1", "share/man/man1/listweb.1"]
         for program in Self.programs {
             expected += [
                 "share/bash-completion/completions/\(program)", "share/zsh/site-functions/_\(program)",
@@ -67,7 +67,10 @@ struct InstallTests {
         #expect(!service.contains("/usr/local/"), "every path is under the prefix")
 
         // Clean, and the man page the units name (man:listd(8)) is found among the installed pages.
-        let verify = try UnitFileTests.run(["verify", "./listd.service", "./listd.socket"], in: unitDirectory, manualPath: prefix + "/share/man")
+        let verify = try UnitFileTests.run(
+            ["verify", "./listd.service", "./listd.socket", "./listweb.service"], in: unitDirectory, manualPath: prefix + "/share/man")
+        let web = try String(contentsOfFile: unitDirectory + "/listweb.service", encoding: .utf8)
+        #expect(web.contains("ExecStart=\(prefix)/bin/listweb ") && !web.contains("/usr/local/"))
         #expect(verify.status == 0 && verify.output.isEmpty, "systemd-analyze verify: \(verify.output)")
 
         let daemon = try Daemon(arguments: Array(command.dropFirst()), executable: URL(fileURLWithPath: command[0]))
@@ -88,7 +91,7 @@ struct InstallTests {
 
     /// Each page renders with `man -l`: the generated options, then the hand-written sections, with
     /// the prefix's paths.
-    @Test(arguments: [("listd", "8", "--ephemeral"), ("listctl", "1", "append-items"), ("listview", "1", "--reconnect-seconds")])
+    @Test(arguments: [("listd", "8", "--ephemeral"), ("listctl", "1", "append-items"), ("listview", "1", "--reconnect-seconds"), ("listweb", "1", "--allow-actions")])
     func manPagesRender(program: String, section: String, option: String) throws {
         let prefix = try Self.install()
         defer { try? FileManager.default.removeItem(atPath: (prefix as NSString).deletingLastPathComponent) }

@@ -9,9 +9,10 @@ struct UnitFileTests {
     /// (`systemd-analyze verify` insists that it exists).
     static func stagedUnits() throws -> String {
         let directory = try makeTemporaryDirectory()
-        for name in ["listd.service", "listd.socket"] {
+        for name in ["listd.service", "listd.socket", "listweb.service"] {
             var text = try String(contentsOf: systemdDirectory.appendingPathComponent(name), encoding: .utf8)
-            text = text.replacingOccurrences(of: "/usr/local/bin/listd", with: binaryDirectory.appendingPathComponent("listd").path)
+            text = text.replacingOccurrences(of: "/usr/local/bin/listd ", with: binaryDirectory.appendingPathComponent("listd").path + " ")
+            text = text.replacingOccurrences(of: "/usr/local/bin/listweb ", with: binaryDirectory.appendingPathComponent("listweb").path + " ")
             try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
         }
         return directory
@@ -46,15 +47,15 @@ struct UnitFileTests {
         let directory = try Self.stagedUnits()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The man page the units name is installed by scripts/install (InstallTests verifies it there).
-        let (status, output) = try Self.run(["verify", "--man=no", "./listd.service", "./listd.socket"], in: directory)
+        let (status, output) = try Self.run(["verify", "--man=no", "./listd.service", "./listd.socket", "./listweb.service"], in: directory)
         #expect(status == 0)
         #expect(output.isEmpty, "systemd-analyze verify printed: \(output)")
     }
 
-    @Test func exposureIsAtMostTwo() throws {
+    @Test(arguments: ["listd.service", "listweb.service"]) func exposureIsAtMostTwo(unit: String) throws {
         let directory = try Self.stagedUnits()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (_, output) = try Self.run(["security", "--offline=true", "--no-pager", "./listd.service"], in: directory)
+        let (_, output) = try Self.run(["security", "--offline=true", "--no-pager", "./" + unit], in: directory)
         let line = try #require(output.split(separator: "\n").first { $0.contains("Overall exposure level") })
         let number = line.split(separator: ":").last!.split(separator: " ").first { Double($0) != nil }.flatMap { Double($0) }
         let exposure = try #require(number)
@@ -69,5 +70,14 @@ struct UnitFileTests {
         #expect(service.contains("Type=notify") && service.contains("ExecReload=") && service.contains("WatchdogSec="))
         let sysusers = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listd.sysusers.conf"), encoding: .utf8)
         #expect(sysusers.contains("u listd"))
+    }
+
+    /// listweb's unit: notify, loopback only, its token a credential (never on the command line), in the
+    /// listd group to reach the socket.
+    @Test func listwebUnitIsLoopbackOnlyWithItsTokenAsACredential() throws {
+        let service = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("listweb.service"), encoding: .utf8)
+        #expect(service.contains("Type=notify") && service.contains("--host 127.0.0.1") && service.contains("IPAddressAllow=localhost"))
+        #expect(service.contains("LoadCredential=token:") && service.contains("--token-file ${CREDENTIALS_DIRECTORY}/token"))
+        #expect(service.contains("SupplementaryGroups=listd") && !service.contains("--allow-actions\n"))
     }
 }

@@ -1,0 +1,151 @@
+// Draws a dequeued cell (listd's content configuration, background, accessories and state) into a DOM
+// element. Everything listd sends is data: it is inserted as text (textContent), never as HTML, and an
+// image is shown from an http(s) or data:image URL only; any other string is drawn as a symbol (text).
+
+/** Semantic colours and fonts of UIKit's list styles, as CSS. */
+const colors = {
+  label: "var(--label)", secondaryLabel: "var(--secondary-label)", tertiaryLabel: "var(--tertiary-label)",
+  systemBackground: "var(--background)", secondarySystemBackground: "var(--secondary-background)",
+  systemGroupedBackground: "var(--grouped-background)", secondarySystemGroupedBackground: "var(--secondary-grouped-background)",
+  separator: "var(--separator)", tintColor: "var(--tint)", systemBlue: "var(--tint)", systemRed: "#ff3b30",
+  systemGreen: "#34c759", systemOrange: "#ff9500", systemYellow: "#ffcc00", systemPink: "#ff2d55",
+  systemPurple: "#af52de", systemGray: "#8e8e93", clear: "transparent", white: "#fff", black: "#000",
+};
+const fonts = {
+  body: "17px", callout: "16px", subheadline: "15px", footnote: "13px", caption1: "12px", caption2: "11px",
+  headline: "600 17px", title3: "20px", title2: "22px", title1: "28px", largeTitle: "34px",
+};
+
+/** A CSS colour from a semantic name, #rgb(a) or rgb()/rgba(); anything else is left out. */
+export function cssColor(value) {
+  if (typeof value !== "string") return null;
+  if (colors[value]) return colors[value];
+  if (/^#[0-9a-fA-F]{3,8}$/.test(value)) return value;
+  if (/^rgba?\(\s*[\d.]+\s*,\s*[\d.]+\s*,\s*[\d.]+\s*(,\s*[\d.]+\s*)?\)$/.test(value)) return value;
+  return null;
+}
+
+/** A CSS font shorthand from a text style name ("body", "title3.bold"). */
+export function cssFont(value) {
+  if (typeof value !== "string") return null;
+  const [name, weight] = value.split(".");
+  const size = fonts[name];
+  if (!size) return null;
+  const bold = weight === "bold" ? "700 " : "";
+  return `${bold}${size} system-ui, -apple-system, "Noto Sans", "Noto Sans CJK KR", sans-serif`;
+}
+
+/** Whether an image string may be loaded as an image (else it is drawn as a symbol, as text). */
+export function isImageURL(value) {
+  return typeof value === "string" && (/^https?:\/\//i.test(value) || /^data:image\/(png|jpeg|gif|webp|svg\+xml);/i.test(value));
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function applyTextProperties(node, properties) {
+  if (!properties || typeof properties !== "object") return;
+  const color = cssColor(properties.color);
+  if (color) node.style.color = color;
+  const font = cssFont(properties.font);
+  if (font) node.style.font = font;
+  if (properties.transform === "uppercase") node.style.textTransform = "uppercase";
+  if (properties.transform === "lowercase") node.style.textTransform = "lowercase";
+  if (properties.transform === "capitalized") node.style.textTransform = "capitalize";
+  if (Number.isInteger(properties.numberOfLines) && properties.numberOfLines > 0) {
+    node.classList.add("clamped");
+    node.style.webkitLineClamp = String(properties.numberOfLines);
+  }
+  if (properties.alignment === "center") node.style.textAlign = "center";
+  if (properties.alignment === "justified") node.style.textAlign = "justify";
+}
+
+function accessoryNode(accessory, state) {
+  switch (accessory.type) {
+    case "disclosureIndicator": return element("span", "accessory disclosure", "›");
+    case "checkmark": return element("span", "accessory checkmark", "✓");
+    case "detail": return element("span", "accessory detail", "ⓘ");
+    case "delete": return element("span", "accessory delete", "⊖");
+    case "insert": return element("span", "accessory insert", "⊕");
+    case "reorder": return element("span", "accessory reorder", "≡");
+    case "multiselect": return element("span", "accessory multiselect", state.selected ? "◉" : "○");
+    case "label": return element("span", "accessory label", accessory.text ?? "");
+    case "outlineDisclosure": return element("button", "accessory outline", accessory.expanded ? "⌄" : "›");
+    case "popUpMenu": return element("span", "accessory popup", "⌃⌄");
+    default: return element("span", "accessory", accessory.text ?? "");
+  }
+}
+
+/**
+ * Fills `node` (the cell's element) from a cell object of `dequeue`, `dequeueSupplementary` or
+ * `cellUpdated`. Returns nothing; the node's dataset keeps the cell id.
+ */
+export function drawCell(node, cell) {
+  node.replaceChildren();
+  node.dataset.cell = cell.cell ?? "";
+  node.classList.remove("error", "selected", "highlighted", "disabled", "placeholder");
+  const state = cell.state || {};
+  for (const flag of ["selected", "highlighted", "disabled"]) if (state[flag]) node.classList.add(flag);
+  if (cell.error) {
+    // A cell that failed: drawn as an error cell with listd's message (as text).
+    node.classList.add("error");
+    node.append(element("span", "error-code", cell.error.code), element("span", "error-message", cell.error.message));
+    node.title = `${cell.error.code}: ${cell.error.message}`;
+    return;
+  }
+  const content = cell.content || {};
+  const background = cell.background || {};
+  const backgroundColor = cssColor(background.backgroundColor);
+  node.style.background = backgroundColor || "";
+  node.style.borderRadius = Number.isFinite(background.cornerRadius) ? `${background.cornerRadius}px` : "";
+  const stroke = cssColor(background.strokeColor);
+  node.style.boxShadow = stroke && background.strokeWidth > 0 ? `inset 0 0 0 ${Number(background.strokeWidth)}px ${stroke}` : "";
+  node.dataset.style = typeof content.type === "string" ? content.type : "cell";
+  const level = Number.isInteger(cell.indentationLevel) ? cell.indentationLevel : 0;
+  node.style.setProperty("--indent", String(level));
+
+  const leading = [];
+  const trailing = [];
+  for (const accessory of cell.accessories || []) {
+    if (accessory.displayed === "whenEditing" && !state.editing) continue;
+    if (accessory.displayed === "whenNotEditing" && state.editing) continue;
+    const part = accessoryNode(accessory, state);
+    (accessory.type === "outlineDisclosure" || accessory.placement === "leading" ? leading : trailing).push(part);
+  }
+  node.append(...leading);
+  if (content.image !== undefined && content.image !== null && content.image !== "") {
+    if (isImageURL(content.image)) {
+      const image = element("img", "image");
+      image.alt = "";
+      image.referrerPolicy = "no-referrer";
+      image.src = content.image;
+      node.append(image);
+    } else {
+      node.append(element("span", "image symbol", content.image));
+    }
+  }
+  const texts = element("span", "texts");
+  if (content.prefersSideBySideTextAndSecondaryText || content.type === "valueCell") texts.classList.add("side-by-side");
+  if (content.text !== undefined && content.text !== null) {
+    const text = element("span", "text", content.text);
+    applyTextProperties(text, content.textProperties);
+    texts.append(text);
+  }
+  if (content.secondaryText !== undefined && content.secondaryText !== null && content.secondaryText !== "") {
+    const secondary = element("span", "secondary", content.secondaryText);
+    applyTextProperties(secondary, content.secondaryTextProperties);
+    texts.append(secondary);
+  }
+  node.append(texts, ...trailing);
+}
+
+/** Draws a supplementary view (header, footer, badge); a badge whose text is empty is hidden. */
+export function drawSupplementary(node, cell) {
+  drawCell(node, cell);
+  const text = cell.content && cell.content.text;
+  node.hidden = node.classList.contains("badge") && (text === undefined || text === null || text === "");
+}

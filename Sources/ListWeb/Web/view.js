@@ -1,0 +1,514 @@
+// One data source's page: a view of it, as listview is in a terminal. It attaches through listweb, lays
+// the snapshot out with the data source's layout, dequeues cells only for what is on screen (and hands
+// back what leaves it), reports what is about to show (prefetch), applies each `changes` event as staged
+// batch updates (animated when the change says so), and reconnects and resumes after a restart.
+
+import { SnapshotModel } from "./model.js";
+import { drawCell, drawSupplementary } from "./cells.js";
+import { sectionLayout, styleSection, placeBadge } from "./layout.js";
+import { ListdSocket } from "./socket.js";
+
+const ANIMATION_MS = 250;
+
+export class CollectionView {
+  constructor(root, { dataSource, socketURL, actions }) {
+    this.root = root;
+    this.dataSource = dataSource;
+    this.socketURL = socketURL;
+    this.actions = actions;
+    this.model = new SnapshotModel([]);
+    this.version = 0;
+    this.incarnation = null;
+    this.viewName = null;
+    this.expandsInOwnView = false;
+    this.ownExpansion = {};
+    this.layout = {};
+    this.sectionNodes = new Map();
+    this.cellNodes = new Map();
+    this.displayed = new Map(); // item → cell id listd gave it (on screen)
+    this.wanted = new Set(); // items on screen waiting for a cell
+    this.prefetchWanted = new Set();
+    this.flushScheduled = false;
+    this.status = document.getElementById("status");
+    this.visibility = new IntersectionObserver((entries) => this.visibilityChanged(entries), { rootMargin: "0px" });
+    this.nearness = new IntersectionObserver((entries) => this.nearnessChanged(entries), { rootMargin: "100% 100% 100% 100%" });
+    this.reconnectDelay = 100;
+    this.ready = false;
+    this.changesApplied = 0;
+    this.animationsStarted = 0;
+    this.lastChangeAnimated = null;
+  }
+
+  say(text) {
+    if (this.status) this.status.textContent = text;
+  }
+
+  // MARK: Connecting
+
+  async start() {
+    try {
+      await this.connect(false);
+    } catch (error) {
+      this.say(`cannot attach: ${error.message}`);
+      this.scheduleReconnect();
+    }
+  }
+
+  async connect(resume) {
+    this.socket = new ListdSocket(this.socketURL, (event) => this.handle(event), (reason) => this.lost(reason));
+    const members = { dataSource: this.dataSource };
+    if (resume && this.incarnation && Object.keys(this.ownExpansion).length === 0) {
+      members.fromVersion = this.version;
+      members.incarnation = this.incarnation;
+    }
+    if (Object.keys(this.ownExpansion).length) members.expansion = this.expansionArgument();
+    let attached;
+    try {
+      attached = await this.socket.request("attach", members);
+    } catch (error) {
+      if (error.code === "data-source-not-found") {
+        this.say("the data source does not exist (yet); waiting for it");
+        this.socket.close("waiting");
+        this.scheduleReconnect();
+        return;
+      }
+      throw error;
+    }
+    this.viewName = attached.view;
+    this.incarnation = attached.incarnation;
+    this.expandsInOwnView = attached.expansionScope === "perView";
+    if (!this.expandsInOwnView) this.ownExpansion = {};
+    this.reconnectDelay = 100;
+    if (!attached.resumed) {
+      const layout = await this.socket.request("layout", { dataSource: this.dataSource });
+      this.layout = layout.layout || {};
+      this.model = SnapshotModel.fromWire(attached.sections);
+      this.version = attached.version;
+      this.displayed.clear();
+      this.rebuild();
+    }
+    this.ready = true;
+    this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
+  }
+
+  expansionArgument() {
+    const argument = {};
+    for (const [section, items] of Object.entries(this.ownExpansion)) {
+      argument[section] = {
+        expanded: Object.keys(items).filter((item) => items[item]),
+        collapsed: Object.keys(items).filter((item) => !items[item]),
+      };
+    }
+    return argument;
+  }
+
+  lost(reason) {
+    if (this.stopped) return;
+    this.ready = false;
+    this.say(`disconnected (${reason}); reconnecting…`);
+    this.scheduleReconnect(true);
+  }
+
+  scheduleReconnect(resume = false) {
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(async () => {
+      try {
+        await this.connect(resume);
+      } catch (error) {
+        this.say(`reconnecting: ${error.message}`);
+        this.scheduleReconnect(resume);
+      }
+    }, this.reconnectDelay);
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, 2000);
+  }
+
+  /** Detaches and attaches again: everything anew (a missed event, a reload). */
+  async reattach() {
+    this.socket.close("re-attaching");
+  }
+
+  // MARK: Events
+
+  handle(event) {
+    switch (event.event) {
+      case "changes":
+        if (event.version !== this.version + 1) return void this.reattach();
+        if (event.changes && event.changes.reloadData) return void this.reattach();
+        if (!event.view) this.ownExpansion = {};
+        this.applyChanges(event.changes, event.version);
+        break;
+      case "expansionChanged":
+        if (event.version !== this.version) return void this.reattach();
+        this.applyChanges(event.changes, this.version);
+        break;
+      case "layoutChanged":
+        if (event.version !== this.version + 1) return void this.reattach();
+        this.version = event.version;
+        this.layout = event.layout || {};
+        this.rebuild();
+        break;
+      case "cellUpdated": {
+        const cell = event.cell;
+        if (!cell) break;
+        const node = cell.elementKind ? this.supplementaryNode(cell) : this.cellNodes.get(cell.item);
+        if (node && node.dataset.cell === cell.cell) (cell.elementKind ? drawSupplementary : drawCell)(node, cell);
+        break;
+      }
+      case "registrationChanged":
+        this.redequeueAll();
+        break;
+      case "dropped":
+        this.say("the data source was dropped; waiting for it to be made again");
+        this.model = new SnapshotModel([]);
+        this.version = 0;
+        this.incarnation = null;
+        this.ownExpansion = {};
+        this.rebuild();
+        this.socket.close("dropped");
+        break;
+      case "shutdown":
+        this.say("listd is stopping; reconnecting…");
+        break;
+      default:
+        break;
+    }
+  }
+
+  applyChanges(changes, version) {
+    const animated = changes.animatingDifferences !== false;
+    const before = animated ? this.positions() : null;
+    let effect;
+    try {
+      effect = this.model.apply(changes);
+    } catch (error) {
+      console.warn("changes did not fit; attaching again", error);
+      return void this.reattach();
+    }
+    this.version = version;
+    this.changesApplied += 1;
+    for (const id of effect.gone) this.forget(id);
+    for (const id of effect.reloaded) {
+      // A reloaded item gets a new cell: listd took the old one back.
+      this.displayed.delete(id);
+      if (this.cellNodes.has(id)) this.cellNodes.get(id).dataset.cell = "";
+    }
+    if (effect.goneSections.size || effect.reloadedSections.size) this.rebuildSupplementaries();
+    this.reconcile();
+    for (const id of effect.reloaded) this.want(id);
+    this.lastChangeAnimated = animated;
+    if (before) this.animate(before, effect);
+    this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
+  }
+
+  forget(id) {
+    this.displayed.delete(id);
+    this.wanted.delete(id);
+    const node = this.cellNodes.get(id);
+    if (node) {
+      this.visibility.unobserve(node);
+      this.nearness.unobserve(node);
+      node.remove();
+      this.cellNodes.delete(id);
+    }
+  }
+
+  // MARK: The DOM
+
+  /** Everything anew: sections, their layouts, the cells (placeholders until dequeued). */
+  rebuild() {
+    for (const node of this.cellNodes.values()) {
+      this.visibility.unobserve(node);
+      this.nearness.unobserve(node);
+    }
+    this.root.replaceChildren();
+    this.sectionNodes.clear();
+    this.cellNodes.clear();
+    this.displayed.clear();
+    this.wanted.clear();
+    this.reconcile();
+  }
+
+  sectionNode(id) {
+    let entry = this.sectionNodes.get(id);
+    if (!entry) {
+      const node = document.createElement("section");
+      const header = document.createElement("div");
+      const items = document.createElement("div");
+      const footer = document.createElement("div");
+      header.className = "supplementary header";
+      header.hidden = true;
+      items.className = "items";
+      footer.className = "supplementary footer";
+      footer.hidden = true;
+      node.append(header, items, footer);
+      node.dataset.section = id;
+      const shape = styleSection(node, items, sectionLayout(this.layout, id));
+      entry = { node, header, items, footer, shape, supplementariesAsked: false };
+      this.sectionNodes.set(id, entry);
+    }
+    return entry;
+  }
+
+  cellNode(id, shape) {
+    let node = this.cellNodes.get(id);
+    if (!node) {
+      node = document.createElement("div");
+      node.className = "cell placeholder";
+      node.dataset.item = id;
+      node.addEventListener("click", (click) => this.clicked(id, click));
+      for (const badge of shape.badges || []) {
+        const badgeNode = document.createElement("div");
+        badgeNode.className = "supplementary badge";
+        badgeNode.dataset.kind = badge.elementKind;
+        badgeNode.hidden = true;
+        placeBadge(badgeNode, badge);
+        node.append(badgeNode);
+      }
+      this.cellNodes.set(id, node);
+      this.visibility.observe(node);
+      this.nearness.observe(node);
+    }
+    return node;
+  }
+
+  /** Puts the DOM in the model's order: sections, then each section's cells (keyed by identifier). */
+  reconcile() {
+    const sectionIDs = new Set(this.model.sections.map((section) => section.id));
+    for (const [id, entry] of this.sectionNodes) {
+      if (!sectionIDs.has(id)) {
+        entry.node.remove();
+        this.sectionNodes.delete(id);
+      }
+    }
+    let previous = null;
+    for (const section of this.model.sections) {
+      const entry = this.sectionNode(section.id);
+      const expected = previous ? previous.nextSibling : this.root.firstChild;
+      if (expected !== entry.node) this.root.insertBefore(entry.node, expected);
+      previous = entry.node;
+      let previousCell = null;
+      for (const id of section.items) {
+        const node = this.cellNode(id, entry.shape);
+        const expectedCell = previousCell ? previousCell.nextSibling : entry.items.firstChild;
+        if (expectedCell !== node) entry.items.insertBefore(node, expectedCell);
+        previousCell = node;
+      }
+      // Anything after the last expected cell is not in the section any more.
+      while (previousCell ? previousCell.nextSibling : entry.items.firstChild) {
+        const stray = previousCell ? previousCell.nextSibling : entry.items.firstChild;
+        stray.remove();
+      }
+      if (!entry.supplementariesAsked) {
+        entry.supplementariesAsked = true;
+        this.askSupplementaries(section.id);
+      }
+    }
+  }
+
+  rebuildSupplementaries() {
+    for (const entry of this.sectionNodes.values()) entry.supplementariesAsked = false;
+  }
+
+  async askSupplementaries(sectionID) {
+    const entry = this.sectionNodes.get(sectionID);
+    if (!entry) return;
+    const index = this.model.sectionIndex(sectionID);
+    const kinds = [];
+    if (entry.shape.header) kinds.push([entry.header, entry.shape.headerKind || "header"]);
+    if (entry.shape.footer) kinds.push([entry.footer, entry.shape.footerKind || "footer"]);
+    for (const [node, kind] of kinds) {
+      try {
+        const reply = await this.socket.request("dequeueSupplementary", { view: this.viewName, elementKind: kind, indexPath: [index, 0] });
+        node.hidden = false;
+        node.dataset.kind = kind;
+        drawSupplementary(node, reply.cell);
+        if (entry.shape.pinnedHeader && node === entry.header) node.classList.add("pinned");
+      } catch {
+        node.hidden = true; // no provider for it: nothing to show
+      }
+    }
+  }
+
+  supplementaryNode(cell) {
+    if (cell.item) {
+      const owner = this.cellNodes.get(cell.item);
+      return owner && owner.querySelector(`.badge[data-kind="${CSS.escape(cell.elementKind)}"]`);
+    }
+    const entry = this.sectionNodes.get(cell.section);
+    if (!entry) return null;
+    return cell.elementKind === (entry.shape.footerKind || "footer") ? entry.footer : entry.header;
+  }
+
+  // MARK: Visibility: dequeue what shows, hand back what leaves, prefetch what is near
+
+  visibilityChanged(entries) {
+    const ended = [];
+    for (const entry of entries) {
+      const id = entry.target.dataset.item;
+      if (entry.isIntersecting) {
+        this.want(id);
+      } else {
+        this.wanted.delete(id);
+        const cell = this.displayed.get(id);
+        if (cell) {
+          ended.push(cell);
+          this.displayed.delete(id);
+          entry.target.dataset.cell = "";
+        }
+      }
+    }
+    if (ended.length && this.ready) this.socket.request("endDisplaying", { view: this.viewName, cells: ended }).catch(() => {});
+  }
+
+  nearnessChanged(entries) {
+    for (const entry of entries) {
+      if (entry.isIntersecting && !this.displayed.has(entry.target.dataset.item)) this.prefetchWanted.add(entry.target.dataset.item);
+    }
+    this.scheduleFlush();
+  }
+
+  want(id) {
+    if (!this.cellNodes.has(id)) return;
+    this.wanted.add(id);
+    this.scheduleFlush();
+  }
+
+  redequeueAll() {
+    for (const id of this.displayed.keys()) this.wanted.add(id);
+    this.displayed.clear();
+    this.scheduleFlush();
+  }
+
+  scheduleFlush() {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    requestAnimationFrame(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  /** One dequeue for every cell that came on screen, one prefetch for what is about to. */
+  async flush() {
+    if (!this.ready) return;
+    const items = [...this.wanted].filter((id) => !this.displayed.has(id));
+    this.wanted.clear();
+    const paths = [];
+    for (const id of items) {
+      const path = this.model.indexPathOf(id);
+      if (path) paths.push(path);
+    }
+    const prefetch = [...this.prefetchWanted].map((id) => this.model.indexPathOf(id)).filter(Boolean);
+    this.prefetchWanted.clear();
+    if (prefetch.length) this.socket.request("prefetch", { view: this.viewName, indexPaths: prefetch }).catch(() => {});
+    if (!paths.length) return;
+    let reply;
+    try {
+      reply = await this.socket.request("dequeue", { view: this.viewName, indexPaths: paths });
+    } catch (error) {
+      if (error.code === "index-out-of-range") {
+        // A change overtook the request: ask again for what is on screen now.
+        for (const id of items) this.wanted.add(id);
+        this.scheduleFlush();
+      }
+      return;
+    }
+    for (const cell of reply.cells || []) {
+      const node = this.cellNodes.get(cell.item);
+      if (!node) continue;
+      if (cell.cell) this.displayed.set(cell.item, cell.cell);
+      const badges = [...node.querySelectorAll(".badge")];
+      drawCell(node, cell);
+      node.append(...badges);
+      for (const badge of badges) this.dequeueBadge(cell, badge);
+    }
+  }
+
+  async dequeueBadge(cell, badge) {
+    try {
+      const path = this.model.indexPathOf(cell.item);
+      if (!path) return;
+      const reply = await this.socket.request("dequeueSupplementary", { view: this.viewName, elementKind: badge.dataset.kind, indexPath: path });
+      drawSupplementary(badge, reply.cell);
+    } catch {
+      badge.hidden = true;
+    }
+  }
+
+  // MARK: Actions (listweb started with --allow-actions)
+
+  async clicked(id, click) {
+    if (!this.actions) return;
+    const node = this.cellNodes.get(id);
+    try {
+      if (click.target.closest(".accessory.outline")) {
+        const path = this.model.indexPathOf(id);
+        if (!path) return;
+        const section = this.model.sections[path[0]].id;
+        const expand = click.target.textContent !== "⌄";
+        if (this.expandsInOwnView) {
+          await this.socket.request(expand ? "expandInView" : "collapseInView", { view: this.viewName, section, items: [id] });
+          (this.ownExpansion[section] ||= {})[id] = expand;
+        } else {
+          await this.socket.request(expand ? "expand" : "collapse", { dataSource: this.dataSource, section, items: [id] });
+        }
+        return;
+      }
+      const selected = node && node.classList.contains("selected");
+      const reply = await this.socket.request("setState", { view: this.viewName, item: id, state: { selected: !selected } });
+      if (reply.cell && node) {
+        const badges = [...node.querySelectorAll(".badge")];
+        drawCell(node, reply.cell);
+        node.append(...badges);
+      }
+    } catch (error) {
+      this.say(`refused: ${error.message}`);
+    }
+  }
+
+  // MARK: Animation (FLIP: first positions, last positions, invert, play)
+
+  positions() {
+    const positions = new Map();
+    const height = window.innerHeight;
+    for (const [id, node] of this.cellNodes) {
+      const rect = node.getBoundingClientRect();
+      if (rect.bottom >= -height && rect.top <= 2 * height) positions.set(id, rect);
+    }
+    return positions;
+  }
+
+  animate(before, effect) {
+    for (const [id, node] of this.cellNodes) {
+      if (effect.inserted.has(id)) {
+        node.animate([{ opacity: 0, transform: "scale(0.96)" }, { opacity: 1, transform: "none" }], { duration: ANIMATION_MS, easing: "ease-out" });
+        this.animationsStarted += 1;
+        node.classList.add("changed");
+        setTimeout(() => node.classList.remove("changed"), ANIMATION_MS * 2);
+        continue;
+      }
+      const first = before.get(id);
+      if (!first) continue;
+      const last = node.getBoundingClientRect();
+      const dx = first.left - last.left;
+      const dy = first.top - last.top;
+      if (dx || dy) {
+        node.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], { duration: ANIMATION_MS, easing: "ease-in-out" });
+        this.animationsStarted += 1;
+      }
+      if (effect.reconfigured.has(id) || effect.reloaded.has(id) || effect.moved.has(id)) {
+        node.classList.add("changed");
+        setTimeout(() => node.classList.remove("changed"), ANIMATION_MS * 2);
+      }
+    }
+  }
+
+  // MARK: For tests and the curious: what the page shows, in order
+
+  /** The item identifiers in DOM order, by section: [[section, [items]]]. */
+  domOrder() {
+    return [...this.root.querySelectorAll(":scope > section")].map((section) => [
+      section.dataset.section, [...section.querySelectorAll(":scope > .items > .cell")].map((cell) => cell.dataset.item),
+    ]);
+  }
+}

@@ -1,0 +1,147 @@
+import DiffableCore
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import ListWire
+import Logging
+import NIOCore
+
+/// What listweb serves and how: where it listens, the token, whether pages may act, and listd.
+public struct WebConfiguration: Sendable {
+    public enum Listen: Sendable {
+        case tcp(host: String, port: Int)
+        /// A Unix socket, for a reverse proxy in front.
+        case unixSocket(String)
+    }
+
+    public var listen: Listen
+    public var token: AccessToken
+    /// Pages may select, expand, collapse and reorder (`--allow-actions`); read-only otherwise.
+    public var allowsActions: Bool
+    /// Origins besides listweb's own whose pages may open the WebSocket (a reverse proxy's public one).
+    public var allowedOrigins: Set<String>
+    public var link: ListdLink
+
+    public init(listen: Listen, token: AccessToken, allowsActions: Bool, allowedOrigins: Set<String> = [], link: ListdLink) {
+        self.listen = listen
+        self.token = token
+        self.allowsActions = allowsActions
+        self.allowedOrigins = allowedOrigins
+        self.link = link
+    }
+}
+
+/// listweb's HTTP server: the index, a page per data source, the page's files, a WebSocket per page
+/// relayed to listd, `/metrics` and `/healthz`. Every request needs the token.
+public enum WebServer {
+    /// The application, ready to run; `onListening` gets the bound port (0 for a Unix socket).
+    public static func application(
+        _ configuration: WebConfiguration, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let counters = RelayCounters()
+        let metrics = MetricsExporter(counters: counters)
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.middlewares.add(SecurityHeadersMiddleware())
+        router.middlewares.add(TokenMiddleware(token: configuration.token))
+        let link = configuration.link
+
+        router.get("/") { _, _ in try asset("index.html") }
+        router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+        router.get("/sources/:name") { _, _ in try asset("source.html") }
+        router.get("/static/:file") { _, context in try asset(context.parameters.get("file") ?? "") }
+        router.get("/api/info") { _, _ in
+            json(["actions": .bool(configuration.allowsActions), "listweb": .string(ListdVersion.number)])
+        }
+        router.get("/api/sources") { _, _ in
+            do {
+                return json(try await link.request(["cmd": "listDataSources"]))
+            } catch {
+                return text("listd: \(error)\n", status: .badGateway)
+            }
+        }
+        router.get("/metrics") { _, _ in
+            let stats = try? await link.request(["cmd": "stats"])
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.render(stats: stats))))
+        }
+        router.get("/healthz") { _, _ in
+            do {
+                _ = try await link.request(["cmd": "ping"])
+                return text("ok\n")
+            } catch {
+                return text("listd cannot be reached: \(error)\n", status: .serviceUnavailable)
+            }
+        }
+        router.ws("/sources/:name/socket") { request, _ in
+            // A browser says where the page came from: only listweb's own pages (or the origins given) may
+            // open a view. A client without Origin (not a browser) has shown the token already.
+            guard let origin = request.headers[.origin] else { return .upgrade([:]) }
+            let host = request.head.authority ?? ""
+            if origin == "http://\(host)" || origin == "https://\(host)" || configuration.allowedOrigins.contains(origin) { return .upgrade([:]) }
+            logger.warning("WebSocket refused: foreign origin", metadata: ["origin": "\(origin)", "host": "\(host)"])
+            return .dontUpgrade
+        } onUpgrade: { inbound, outbound, context in
+            let name = context.requestContext.parameters.get("name") ?? ""
+            let policy = RelayPolicy(dataSource: name, allowsActions: configuration.allowsActions, viewPrefix: "web-" + randomHex(6))
+            try await ViewRelay.run(inbound: inbound, outbound: outbound, policy: policy, link: link, metrics: metrics, logger: logger)
+        }
+
+        let address: BindAddress
+        switch configuration.listen {
+        case .tcp(let host, let port): address = .hostname(host, port: port)
+        case .unixSocket(let path): address = .unixDomainSocket(path: path)
+        }
+        return Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: address, serverName: "listweb"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
+    }
+
+    static func asset(_ name: String) throws -> Response {
+        guard let asset = WebAssets.named(name) else { throw HTTPError(.notFound) }
+        var headers = HTTPFields()
+        headers[.contentType] = asset.contentType
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: asset.bytes)))
+    }
+
+    static func json(_ value: JSONValue) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.jsonBytes)))
+    }
+
+    static func text(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        (0..<bytes).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+    }
+}
+
+/// What every response says to the browser: scripts, styles, connections and frames from listweb only,
+/// images also from http(s) and data: URLs (cells' images), nothing sniffed, no referrer.
+struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var policy: String {
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; connect-src 'self'; "
+            + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPError {
+            response = Response(status: error.status)
+        }
+        response.headers[.contentSecurityPolicy] = Self.policy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        return response
+    }
+}
