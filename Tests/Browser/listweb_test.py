@@ -50,14 +50,24 @@ class Listd:
     """A listd on a socket in `directory`, with a line client for the test's own requests."""
 
     def __init__(self, binary, directory):
+        self.binary = binary
         self.socket_path = os.path.join(directory, "listd.sock")
+        self.start()
+
+    def start(self):
         self.process = subprocess.Popen(
-            [binary, "--ephemeral", "--demo", "--socket", self.socket_path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: os.path.exists(self.socket_path), "listd's socket")
+            [self.binary, "--ephemeral", "--demo", "--socket", self.socket_path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.connection = socket.socket(socket.AF_UNIX)
         wait_until(lambda: self.connection.connect_ex(self.socket_path) == 0, "a connection to listd")
         self.buffer = b""
         self.next_id = 1
+
+    def restart(self):
+        """Kills listd (as a crash would) and starts it again on the same socket."""
+        self.process.kill()
+        self.process.wait()
+        self.connection.close()
+        self.start()
 
     def request(self, command, **members):
         request_id = self.next_id
@@ -89,17 +99,28 @@ class Listd:
 class Listweb:
     """A listweb for `listd`, on a free port; `url` is the one it printed (with its token)."""
 
-    def __init__(self, binary, listd, *arguments):
+    def __init__(self, binary, listd, *arguments, port=0, token=None):
+        self.binary, self.listd, self.arguments = binary, listd, arguments
+        self.start(port, token)
+
+    def start(self, port, token):
         self.process = subprocess.Popen(
-            [binary, "--socket", listd.socket_path, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            [self.binary, "--socket", self.listd.socket_path, "--port", str(port), *self.arguments], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("listweb: serving http://"):
             raise AssertionError(f"listweb printed {line!r}")
-        self.url = line.split("serving ", 1)[1].strip()
-        parsed = urllib.parse.urlparse(self.url)
+        served = line.split("serving ", 1)[1].split(" ")[0].strip()
+        parsed = urllib.parse.urlparse(served)
         self.base = f"{parsed.scheme}://{parsed.netloc}"
         self.host, self.port = parsed.hostname, parsed.port
-        self.token = urllib.parse.parse_qs(parsed.query)["token"][0]
+        self.token = token or urllib.parse.parse_qs(parsed.query)["token"][0]
+        self.url = f"{self.base}/?token={self.token}"
+
+    def restart(self):
+        """Kills listweb and starts it again on the same port (a token file keeps the token)."""
+        self.stop()
+        self.start(self.port, self.token)
 
     def get(self, path, headers=None):
         connection = http.client.HTTPConnection(self.host, self.port, timeout=20)
@@ -362,6 +383,42 @@ class Checks:
         assert {"home", "emoji", "outline"} <= set(names), names
         page.context.close()
 
+    def views_come_back_after_listd_restarts(self):
+        page = self.page(self.reader, "/sources/home")
+        page.evaluate("window.notReloaded = true")
+        page.wait_for_function("document.querySelectorAll('.cell:not(.placeholder)').length >= 2", timeout=20000)
+        self.listd.restart()
+        # Another incarnation: the page attaches anew on its own, without a reload, and shows it again.
+        page.wait_for_function("window.listweb.ready && window.listweb.incarnation && document.querySelectorAll('.cell:not(.placeholder)').length >= 2",
+                               timeout=30000)
+        self.listd.request("appendItems", dataSource="home", items=["after-restart"], toSection="consult")
+        self.wait_for_version(page, "home")
+        assert page.evaluate("window.listweb.domOrder()") == self.listd.sections("home")
+        assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
+        page.context.close()
+
+    def views_resume_after_listweb_restarts(self):
+        token_file = os.path.join(self.directory, "token")
+        with open(os.open(token_file, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600), "w") as file:
+            file.write("resume-token-" + "7" * 40 + "\n")
+        listweb = Listweb(os.path.join(self.arguments.bin, "listweb"), self.listd, "--token-file", token_file, token="resume-token-" + "7" * 40)
+        try:
+            self.listd.request("apply", dataSource="resumed", snapshot={"sections": [{"id": "s", "items": ["a", "b"]}]})
+            page = self.page(listweb, "/sources/resumed")
+            page.evaluate("window.notReloaded = true")
+            applied = page.evaluate("window.listweb.changesApplied")
+            listweb.stop()
+            # A change while listweb is away arrives once it is back: resumed from the page's version.
+            self.listd.request("appendItems", dataSource="resumed", items=["while-away"], toSection="s")
+            listweb.start(listweb.port, listweb.token)
+            self.wait_for_version(page, "resumed")
+            assert page.evaluate("window.listweb.domOrder()") == [["s", ["a", "b", "while-away"]]]
+            assert page.evaluate("window.listweb.changesApplied") == applied + 1, "resumed: the missed change applied, not a new snapshot"
+            assert page.evaluate("window.notReloaded === true"), "the page was reloaded"
+            page.context.close()
+        finally:
+            listweb.stop()
+
     def metrics_parse_as_prometheus_text(self):
         status, headers, body = self.reader.get("/metrics", {"Authorization": f"Bearer {self.reader.token}"})
         assert status == 200 and headers["Content-Type"].startswith("text/plain"), (status, headers)
@@ -386,7 +443,8 @@ def main():
                       checks.the_home_screen_is_laid_out_as_the_seed, checks.a_sideways_row_scrolls,
                       checks.changes_arrive_live_in_the_right_place, checks.animation_follows_the_change,
                       checks.html_in_data_is_shown_as_text, checks.the_emoji_outline_expands_in_its_own_view,
-                      checks.the_outline_screen_and_the_index, checks.metrics_parse_as_prometheus_text]:
+                      checks.the_outline_screen_and_the_index, checks.views_resume_after_listweb_restarts,
+                      checks.metrics_parse_as_prometheus_text, checks.views_come_back_after_listd_restarts]:
             checks.run(check)
     finally:
         checks.close()

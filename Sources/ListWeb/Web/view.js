@@ -57,6 +57,8 @@ export class CollectionView {
   async connect(resume) {
     this.socket = new ListdSocket(this.socketURL, (event) => this.handle(event), (reason) => this.lost(reason));
     const members = { dataSource: this.dataSource };
+    if (this.forceSnapshot) resume = false;
+    this.forceSnapshot = false;
     if (resume && this.incarnation && Object.keys(this.ownExpansion).length === 0) {
       members.fromVersion = this.version;
       members.incarnation = this.incarnation;
@@ -86,6 +88,10 @@ export class CollectionView {
       this.version = attached.version;
       this.displayed.clear();
       this.rebuild();
+    } else {
+      // The missed changes follow as events; the cells of the view that went are gone with it: what is
+      // on screen is dequeued again for this one.
+      this.redequeueAll();
     }
     this.ready = true;
     this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
@@ -122,8 +128,12 @@ export class CollectionView {
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, 2000);
   }
 
-  /** Detaches and attaches again: everything anew (a missed event, a reload). */
-  async reattach() {
+  /**
+   * Attaches again on a new connection: with `full`, everything anew (changes that did not fit, a
+   * reload); else resuming from this version when listd still has the changes since (a missed event).
+   */
+  async reattach(full = true) {
+    this.forceSnapshot = full;
     this.socket.close("re-attaching");
   }
 
@@ -132,7 +142,8 @@ export class CollectionView {
   handle(event) {
     switch (event.event) {
       case "changes":
-        if (event.version !== this.version + 1) return void this.reattach();
+        if (event.version <= this.version) break; // already applied (resumed from an older version)
+        if (event.version !== this.version + 1) return void this.reattach(false);
         if (event.changes && event.changes.reloadData) return void this.reattach();
         if (!event.view) this.ownExpansion = {};
         this.applyChanges(event.changes, event.version);
@@ -195,6 +206,8 @@ export class CollectionView {
     if (effect.goneSections.size || effect.reloadedSections.size) this.rebuildSupplementaries();
     this.reconcile();
     for (const id of effect.reloaded) this.want(id);
+    // A version without stages is a cell provider change: the cells on screen are configured anew.
+    if (!(changes.stages || []).length) this.redequeueAll();
     this.lastChangeAnimated = animated;
     if (before) this.animate(before, effect);
     this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
