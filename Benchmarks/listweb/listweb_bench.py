@@ -85,8 +85,7 @@ class WebSocketClient:
     def consume(self):
         try:
             while True:
-                self.read_frame()
-                self.messages += 1
+                self.messages += self.read_frame().count(b"\n") + 1
         except (EOFError, OSError):
             pass
 
@@ -157,7 +156,11 @@ def main():
                 writer.sendall(json.dumps({"cmd": "batch", "dataSource": "bench", "operations": operations}).encode() + b"\n")
             elapsed = time.monotonic() - start
             version = total + 1
-            wait_until(lambda: page.evaluate(f"window.listweb.version >= {version}"), "the page to catch up", timeout=120)
+            try:
+                wait_until(lambda: page.evaluate(f"window.listweb.version >= {version}"), "the page to catch up", timeout=120)
+            except AssertionError:
+                state = page.evaluate("({version: window.listweb.version, applied: window.listweb.changesApplied, status: document.getElementById('status').textContent})")
+                raise AssertionError(f"the page did not catch up with version {version}: {state}")
             cpu = cpu_seconds(listweb.process.pid) - cpu_before
             lines = metric(listweb, "listweb_lines_relayed") - lines_before
             seen = page.evaluate("window.seen")

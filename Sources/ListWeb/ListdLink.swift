@@ -22,9 +22,9 @@ public struct ListdLink: Sendable {
         self.group = group
     }
 
-    /// A new connection to listd: lines in (without newline), bytes out. It says `hello` first as the
-    /// client `listweb` (that reply is read here).
-    func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+    /// A new connection to listd: bytes out, and in: lines (without newline), or with `lines: false` the
+    /// bytes as they come (a page's relay splits them itself, so that a burst goes out as one message).
+    func connect(lines: Bool = true) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         var path = socketPath
         if let trustedOwners {
             guard let resolved = try TrustedPath.checkSocket(path, owners: trustedOwners) else {
@@ -34,7 +34,7 @@ public struct ListdLink: Sendable {
         }
         let channel = try await ClientBootstrap(group: group).connect(unixDomainSocketPath: path) { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumBytes: Self.maximumLineBytes)))
+                if lines { try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumBytes: Self.maximumLineBytes))) }
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }

@@ -16,7 +16,7 @@ public final class RelayCounters: Sendable {
 
     func opened() { state.withLock { $0.open += 1; $0.opened += 1 } }
     func closed() { state.withLock { $0.open -= 1 } }
-    func relayed(bytes: Int) { state.withLock { $0.lines += 1; $0.bytes += bytes } }
+    func relayed(lines: Int, bytes: Int) { state.withLock { $0.lines += lines; $0.bytes += bytes } }
     func refused() { state.withLock { $0.refused += 1 } }
 
     var snapshot: State { state.withLock { $0 } }

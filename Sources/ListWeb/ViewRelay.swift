@@ -6,8 +6,9 @@ import NIOWebSocket
 import Synchronization
 
 /// One page's WebSocket, relayed to a connection of its own to listd: the page's requests pass the
-/// `RelayPolicy` (refusals are answered here), listd's replies and events go back as they come. When
-/// either side goes, so does the other (listd then detaches the page's views).
+/// `RelayPolicy` (refusals are answered here), listd's replies and events go back as they come, the
+/// lines of one read in one message (separated by newlines). When either side goes, so does the other
+/// (listd then detaches the page's views).
 enum ViewRelay {
     /// The id of listweb's own `hello` on each connection (its reply is not the page's).
     static let helloID = "listweb-hello"
@@ -22,7 +23,7 @@ enum ViewRelay {
         let timings = RequestTimings()
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            channel = try await link.connect()
+            channel = try await link.connect(lines: false)
         } catch {
             logger.warning("cannot reach listd for a page", metadata: ["error": "\(error)"])
             try await outbound.close(.unexpectedServerError, reason: "listd cannot be reached")
@@ -37,11 +38,27 @@ enum ViewRelay {
             let helloPrefix = Array(#"{"id":"\#(helloID)""#.utf8)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await line in fromListd {
-                        if line.readableBytesView.starts(with: helloPrefix) { continue }
-                        if let (command, duration) = timings.answered(line) { metrics.recordLatency(command: command, duration: duration) }
-                        counters.relayed(bytes: line.readableBytes)
-                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: line)))
+                    // What listd sent in one read goes to the page as one message: its whole lines, joined
+                    // by newlines (a line's end waits for the next read).
+                    var partial = ByteBuffer()
+                    for try await chunk in fromListd {
+                        partial.writeImmutableBuffer(chunk)
+                        var message = ByteBuffer()
+                        var lines = 0
+                        while let newline = partial.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                            let line = partial.readSlice(length: newline - partial.readerIndex)!
+                            partial.moveReaderIndex(forwardBy: 1)
+                            if line.readableBytesView.starts(with: helloPrefix) { continue }
+                            if let (command, duration) = timings.answered(line) { metrics.recordLatency(command: command, duration: duration) }
+                            if lines > 0 { message.writeInteger(UInt8(ascii: "\n")) }
+                            message.writeImmutableBuffer(line)
+                            lines += 1
+                        }
+                        partial.discardReadBytes()
+                        if partial.readableBytes > ListdLink.maximumLineBytes { throw LineDecoder.LineTooLong(limit: ListdLink.maximumLineBytes) }
+                        guard lines > 0 else { continue }
+                        counters.relayed(lines: lines, bytes: message.readableBytes)
+                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: message)))
                     }
                     // listd went away (stopped, restarted): the page reconnects and resumes.
                     try? await outbound.close(.goingAway, reason: "listd closed the connection")

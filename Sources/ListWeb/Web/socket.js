@@ -1,6 +1,7 @@
 // The page's line to listd: a WebSocket to listweb, which passes listd's protocol through (requests the
-// page may make, replies and events back; PROTOCOL.md). Requests are numbered and answered by their id;
-// everything else is an event.
+// page may make, replies and events back; PROTOCOL.md). A message from listweb holds one or more of
+// listd's lines, separated by newlines. Requests are numbered and answered by their id; everything else
+// is an event.
 
 export class ListdSocket {
   /**
@@ -19,7 +20,9 @@ export class ListdSocket {
       this.socket.addEventListener("open", () => resolve());
       this.socket.addEventListener("error", () => reject(new Error("the WebSocket could not connect")));
     });
-    this.socket.addEventListener("message", (message) => this.receive(message.data));
+    this.socket.addEventListener("message", (message) => {
+      for (const line of String(message.data).split("\n")) if (line) this.receive(line);
+    });
     this.socket.addEventListener("close", (close) => this.close(close.reason || `closed (${close.code})`));
   }
 

@@ -37,6 +37,9 @@ export class CollectionView {
     this.changesApplied = 0;
     this.animationsStarted = 0;
     this.lastChangeAnimated = null;
+    this.pending = [];
+    this.applyScheduled = false;
+    this.near = new Set(); // items in or near the viewport (what the animation measures)
   }
 
   say(text) {
@@ -139,35 +142,78 @@ export class CollectionView {
 
   // MARK: Events
 
+  /**
+   * Events are applied once per frame, in order: a burst of changes costs one pass over the DOM and one
+   * animation (each change still goes through the model stage by stage, version by version).
+   */
   handle(event) {
+    this.pending.push(event);
+    if (this.applyScheduled) return;
+    this.applyScheduled = true;
+    requestAnimationFrame(() => {
+      this.applyScheduled = false;
+      const events = this.pending;
+      this.pending = [];
+      this.applyEvents(events);
+    });
+  }
+
+  applyEvents(events) {
+    const batch = { dirty: false, before: null, animated: false, effect: null };
+    for (const event of events) {
+      if (!this.ready && event.event !== "dropped") continue; // a connection on its way out
+      if (!this.applyEvent(event, batch)) break;
+    }
+    if (batch.dirty) this.reconcile();
+    if (batch.effect) {
+      for (const id of batch.effect.reloaded) this.want(id);
+      if (batch.before) this.animate(batch.before, batch.effect);
+    }
+    this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
+  }
+
+  /** Applies one event to the model (and what is not the DOM's order); false when it re-attached. */
+  applyEvent(event, batch) {
     switch (event.event) {
       case "changes":
-        if (event.version <= this.version) break; // already applied (resumed from an older version)
+        if (event.version <= this.version) return true; // already applied (resumed from an older version)
         if (event.version !== this.version + 1) return void this.reattach(false);
         if (event.changes && event.changes.reloadData) return void this.reattach();
         if (!event.view) this.ownExpansion = {};
-        this.applyChanges(event.changes, event.version);
-        break;
+        return this.applyChanges(event.changes, event.version, batch);
       case "expansionChanged":
         if (event.version !== this.version) return void this.reattach();
-        this.applyChanges(event.changes, this.version);
-        break;
+        return this.applyChanges(event.changes, this.version, batch);
       case "layoutChanged":
         if (event.version !== this.version + 1) return void this.reattach();
         this.version = event.version;
         this.layout = event.layout || {};
         this.rebuild();
-        break;
+        batch.dirty = false;
+        return true;
       case "cellUpdated": {
         const cell = event.cell;
-        if (!cell) break;
+        if (!cell) return true;
+        // The cell may belong to an item a change of this batch inserted: the DOM first.
+        if (batch.dirty) {
+          this.reconcile();
+          batch.dirty = false;
+        }
         const node = cell.elementKind ? this.supplementaryNode(cell) : this.cellNodes.get(cell.item);
-        if (node && node.dataset.cell === cell.cell) (cell.elementKind ? drawSupplementary : drawCell)(node, cell);
-        break;
+        if (node && node.dataset.cell === cell.cell) {
+          if (cell.elementKind) {
+            drawSupplementary(node, cell);
+          } else {
+            const badges = [...node.querySelectorAll(".badge")];
+            drawCell(node, cell);
+            node.append(...badges);
+          }
+        }
+        return true;
       }
       case "registrationChanged":
         this.redequeueAll();
-        break;
+        return true;
       case "dropped":
         this.say("the data source was dropped; waiting for it to be made again");
         this.model = new SnapshotModel([]);
@@ -175,19 +221,23 @@ export class CollectionView {
         this.incarnation = null;
         this.ownExpansion = {};
         this.rebuild();
+        batch.dirty = false;
+        batch.effect = null;
         this.socket.close("dropped");
-        break;
-      case "shutdown":
-        this.say("listd is stopping; reconnecting…");
-        break;
+        return false;
       default:
-        break;
+        return true;
     }
   }
 
-  applyChanges(changes, version) {
+  applyChanges(changes, version, batch) {
     const animated = changes.animatingDifferences !== false;
-    const before = animated ? this.positions() : null;
+    // Where cells were before the batch's first animated change: where the animation starts from.
+    if (animated && !batch.before) {
+      if (batch.dirty) this.reconcile();
+      batch.dirty = false;
+      batch.before = this.positions();
+    }
     let effect;
     try {
       effect = this.model.apply(changes);
@@ -197,6 +247,7 @@ export class CollectionView {
     }
     this.version = version;
     this.changesApplied += 1;
+    this.lastChangeAnimated = animated;
     for (const id of effect.gone) this.forget(id);
     for (const id of effect.reloaded) {
       // A reloaded item gets a new cell: listd took the old one back.
@@ -204,13 +255,17 @@ export class CollectionView {
       if (this.cellNodes.has(id)) this.cellNodes.get(id).dataset.cell = "";
     }
     if (effect.goneSections.size || effect.reloadedSections.size) this.rebuildSupplementaries();
-    this.reconcile();
-    for (const id of effect.reloaded) this.want(id);
     // A version without stages is a cell provider change: the cells on screen are configured anew.
     if (!(changes.stages || []).length) this.redequeueAll();
-    this.lastChangeAnimated = animated;
-    if (before) this.animate(before, effect);
-    this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
+    batch.dirty = true;
+    if (!batch.effect) {
+      batch.effect = effect;
+    } else {
+      for (const key of Object.keys(effect)) for (const id of effect[key]) batch.effect[key].add(id);
+      for (const id of effect.gone) batch.effect.inserted.delete(id);
+    }
+    batch.animated = batch.animated || animated;
+    return true;
   }
 
   forget(id) {
@@ -222,6 +277,7 @@ export class CollectionView {
       this.nearness.unobserve(node);
       node.remove();
       this.cellNodes.delete(id);
+      this.near.delete(id);
     }
   }
 
@@ -234,6 +290,7 @@ export class CollectionView {
       this.nearness.unobserve(node);
     }
     this.root.replaceChildren();
+    this.near.clear();
     this.sectionNodes.clear();
     this.cellNodes.clear();
     this.displayed.clear();
@@ -375,7 +432,13 @@ export class CollectionView {
 
   nearnessChanged(entries) {
     for (const entry of entries) {
-      if (entry.isIntersecting && !this.displayed.has(entry.target.dataset.item)) this.prefetchWanted.add(entry.target.dataset.item);
+      const id = entry.target.dataset.item;
+      if (entry.isIntersecting) {
+        this.near.add(id);
+        if (!this.displayed.has(id)) this.prefetchWanted.add(id);
+      } else {
+        this.near.delete(id);
+      }
     }
     this.scheduleFlush();
   }
@@ -481,18 +544,20 @@ export class CollectionView {
 
   // MARK: Animation (FLIP: first positions, last positions, invert, play)
 
+  /** Where the cells in or near the viewport are (only those can be seen to move). */
   positions() {
     const positions = new Map();
-    const height = window.innerHeight;
-    for (const [id, node] of this.cellNodes) {
-      const rect = node.getBoundingClientRect();
-      if (rect.bottom >= -height && rect.top <= 2 * height) positions.set(id, rect);
+    for (const id of this.near) {
+      const node = this.cellNodes.get(id);
+      if (node) positions.set(id, node.getBoundingClientRect());
     }
     return positions;
   }
 
   animate(before, effect) {
-    for (const [id, node] of this.cellNodes) {
+    for (const id of new Set([...this.near, ...effect.inserted])) {
+      const node = this.cellNodes.get(id);
+      if (!node) continue;
       if (effect.inserted.has(id)) {
         node.animate([{ opacity: 0, transform: "scale(0.96)" }, { opacity: 1, transform: "none" }], { duration: ANIMATION_MS, easing: "ease-out" });
         this.animationsStarted += 1;
