@@ -23,12 +23,22 @@ public struct AccessToken: Sendable, Equatable {
 
     /// Reads the token from a file: a regular file of this user, one name, not a symbolic link, that no
     /// other user may read or write; its first line, at least 16 characters.
-    public static func read(from path: String) throws -> AccessToken {
-        let descriptor = try TrustedPath.openFile(path, flags: O_RDONLY)
+    ///
+    /// A systemd credential (a file in `$CREDENTIALS_DIRECTORY`, `credentials`) is systemd's: root's, read
+    /// through an ACL, in a directory only the service can read; it is opened without following a link.
+    public static func read(from path: String, credentials: String? = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]) throws -> AccessToken {
+        let isCredential = credentials.map { !$0.isEmpty && path.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") } ?? false
+        let descriptor: Int32
+        if isCredential {
+            descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { throw TokenFileError("cannot open the credential \(path): \(String(cString: strerror(errno)))") }
+        } else {
+            descriptor = try TrustedPath.openFile(path, flags: O_RDONLY)
+        }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw TokenFileError("cannot read \(path)") }
-        guard status.st_mode & 0o077 == 0 else {
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw TokenFileError("cannot read \(path) (not a regular file)") }
+        guard isCredential || status.st_mode & 0o077 == 0 else {
             throw TokenFileError("refusing \(path): other users may read or write it (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
         }
         var bytes: [UInt8] = []
@@ -40,8 +50,8 @@ public struct AccessToken: Sendable, Equatable {
         }
         let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let token = line.trimmingCharacters(in: .whitespaces)
-        guard token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ";" && $0 != "," }) else {
-            throw TokenFileError("\(path): the token must be one line of at least 16 printable ASCII characters (no spaces, ';' or ',')")
+        guard token.utf8.count >= 16, token.utf8.allSatisfy({ (0x21...0x7E).contains($0) && !";,\"\\".utf8.contains($0) }) else {
+            throw TokenFileError("\(path): the token must be one line of at least 16 printable ASCII characters (no spaces, ';', ',', '\"' or '\\')")
         }
         return AccessToken(token)
     }
@@ -104,9 +114,11 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
             headers[.setCookie] = token.setCookie
             let isPage = request.method == .get && request.headers[.upgrade] == nil
             if isPage {
-                var query = request.uri.queryParameters.filter { $0.key != "token" }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-                if !query.isEmpty { query = "?" + query }
-                headers[.location] = request.uri.path + query
+                // The same address without its token pair (the other pairs as they came), on this host: the
+                // path starts with exactly one slash (never "//host", another site).
+                let pairs = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
+                let path = "/" + request.uri.path.drop { $0 == "/" }
+                headers[.location] = path + (pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&"))
                 headers[.cacheControl] = "no-store"
                 return Response(status: .seeOther, headers: headers)
             }

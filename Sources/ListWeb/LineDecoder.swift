@@ -6,6 +6,12 @@ struct LineDecoder: ByteToMessageDecoder {
     typealias InboundOut = ByteBuffer
 
     let maximumBytes: Int
+    /// How much of the buffer is known to hold no newline (a long line is scanned once, not per read).
+    private var scanned = 0
+
+    init(maximumBytes: Int) {
+        self.maximumBytes = maximumBytes
+    }
 
     struct LineTooLong: Error, CustomStringConvertible {
         let limit: Int
@@ -13,10 +19,12 @@ struct LineDecoder: ByteToMessageDecoder {
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
+        guard let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > maximumBytes { throw LineTooLong(limit: maximumBytes) }
+            scanned = buffer.readableBytes
             return .needMoreData
         }
+        scanned = 0
         let length = newline - buffer.readerIndex
         let line = buffer.readSlice(length: length)!
         buffer.moveReaderIndex(forwardBy: 1)

@@ -67,8 +67,10 @@ public struct RelayPolicy: Sendable {
             let view = "\(viewPrefix)-\(attaches)"
             members["view"] = .string(view)
             views.insert(view)
-            // Another view's selections are not this page's business (a page follows its own).
+            // Another view's selections are not this page's business (a page follows its own); an expansion of
+            // its own is an action (as expandInView is).
             members["selectionEvents"] = nil
+            if !allowsActions { members["expansion"] = nil }
         case _ where Self.reads.contains(command):
             if let named = members["dataSource"], named != .string(dataSource) {
                 return refuse("permission-denied", "listweb: this page shows data source \"\(dataSource)\" only.")

@@ -41,11 +41,14 @@ enum ViewRelay {
                     // What listd sent in one read goes to the page as one message: its whole lines, joined
                     // by newlines (a line's end waits for the next read).
                     var partial = ByteBuffer()
+                    // How much of `partial` is known to hold no newline (a long line is scanned once).
+                    var scanned = 0
                     for try await chunk in fromListd {
                         partial.writeImmutableBuffer(chunk)
                         var message = ByteBuffer()
                         var lines = 0
-                        while let newline = partial.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                        while let newline = partial.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
+                            scanned = 0
                             let line = partial.readSlice(length: newline - partial.readerIndex)!
                             partial.moveReaderIndex(forwardBy: 1)
                             if line.readableBytesView.starts(with: helloPrefix) { continue }
@@ -55,6 +58,7 @@ enum ViewRelay {
                             lines += 1
                         }
                         partial.discardReadBytes()
+                        scanned = partial.readableBytes
                         if partial.readableBytes > ListdLink.maximumLineBytes { throw LineDecoder.LineTooLong(limit: ListdLink.maximumLineBytes) }
                         guard lines > 0 else { continue }
                         counters.relayed(lines: lines, bytes: message.readableBytes)
@@ -69,7 +73,8 @@ enum ViewRelay {
                         guard case .text(let text) = message else { continue }
                         switch policy.decide(Array(text.utf8)) {
                         case .forward(let bytes, let command, let id):
-                            if let id { timings.sent(id: id, command: command) }
+                            // Only short ids are timed (a page's id may be anything up to its message's size).
+                            if let id, id.count <= 64, !id.contains(UInt8(ascii: ",")) { timings.sent(id: id, command: command) }
                             var line = ByteBuffer(bytes: bytes)
                             line.writeInteger(UInt8(ascii: "\n"))
                             try await toListd.write(line)

@@ -1,4 +1,5 @@
 import DiffableCore
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
@@ -82,7 +83,9 @@ public enum WebServer {
             logger.warning("WebSocket refused: foreign origin", metadata: ["origin": "\(origin)", "host": "\(host)"])
             return .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
-            let name = context.requestContext.parameters.get("name") ?? ""
+            // The router leaves the path parameter as it came: percent-encoded, as the page's URL has it.
+            let raw = context.requestContext.parameters.get("name") ?? ""
+            let name = raw.removingPercentEncoding ?? raw
             let policy = RelayPolicy(dataSource: name, allowsActions: configuration.allowsActions, viewPrefix: "web-" + randomHex(6))
             try await ViewRelay.run(inbound: inbound, outbound: outbound, policy: policy, link: link, metrics: metrics, logger: logger)
         }

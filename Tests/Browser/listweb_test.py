@@ -209,6 +209,11 @@ class Checks:
         status, headers, _ = self.reader.get(f"/sources/home?token={self.reader.token}")
         assert status == 303 and headers.get("Location") == "/sources/home", (status, headers)
         assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"], headers
+        # Other pairs of the query stay; the address never leaves listweb's host.
+        status, headers, _ = self.reader.get(f"/sources/home?x=1&token={self.reader.token}&y=a%26b")
+        assert headers.get("Location") == "/sources/home?x=1&y=a%26b", headers
+        status, headers, _ = self.reader.get(f"//evil.example/?token={self.reader.token}")
+        assert headers.get("Location") == "/evil.example/", headers
         cookie = headers["Set-Cookie"].split(";")[0]
         status, headers, _ = self.reader.get("/sources/home", {"Cookie": cookie})
         assert status == 200 and "script-src 'self'" in headers["Content-Security-Policy"], headers
@@ -341,13 +346,16 @@ class Checks:
     def html_in_data_is_shown_as_text(self):
         hostile = "<img src=x onerror=alert(1)>"
         self.listd.request("register", registration="titled", contentConfiguration={"type": "cell", "text": "{{title}}", "image": "{{image}}"})
+        # An image on listweb's own host (any port) would be sent listweb's cookie: drawn as text instead.
         self.listd.request("apply", dataSource="hostile", snapshot={"sections": [{"id": "s", "items": [
-            {"id": "x", "data": {"title": hostile, "image": "javascript:alert(2)"}}]}]})
+            {"id": "x", "data": {"title": hostile, "image": "javascript:alert(2)"}},
+            {"id": "y", "data": {"title": "local", "image": f"http://{self.reader.host}:9/steal.png"}}]}]})
         self.listd.request("setCellProvider", dataSource="hostile", rules=[], default="titled")
         page = self.page(self.reader, "/sources/hostile")
         page.wait_for_function("document.querySelector('.cell[data-item=\"x\"] .text') !== null", timeout=20000)
         text = page.evaluate("document.querySelector('.cell[data-item=\"x\"] .text').textContent")
         assert text == hostile, text
+        page.wait_for_function("document.querySelector('.cell[data-item=\"y\"] .symbol') !== null", timeout=20000)
         assert page.evaluate("document.querySelectorAll('#collection img').length") == 0, "no element made from the data"
         page.wait_for_timeout(300)
         assert page.dialogs == [], page.dialogs
@@ -370,6 +378,12 @@ class Checks:
         page.wait_for_function("document.getElementById('status').textContent.includes('refused') || true", timeout=5000)
         page.wait_for_timeout(300)
         assert "smileys/😀" not in page.evaluate("window.listweb.domOrder()")[0][1]
+        page.context.close()
+
+    def a_name_that_needs_escaping_has_its_page(self):
+        self.listd.request("apply", dataSource="my list/é", snapshot={"sections": [{"id": "s", "items": ["a"]}]})
+        page = self.page(self.reader, "/sources/" + urllib.parse.quote("my list/é", safe=""))
+        assert page.evaluate("window.listweb.domOrder()") == [["s", ["a"]]]
         page.context.close()
 
     def the_outline_screen_and_the_index(self):
@@ -443,7 +457,8 @@ def main():
                       checks.the_home_screen_is_laid_out_as_the_seed, checks.a_sideways_row_scrolls,
                       checks.changes_arrive_live_in_the_right_place, checks.animation_follows_the_change,
                       checks.html_in_data_is_shown_as_text, checks.the_emoji_outline_expands_in_its_own_view,
-                      checks.the_outline_screen_and_the_index, checks.views_resume_after_listweb_restarts,
+                      checks.the_outline_screen_and_the_index, checks.a_name_that_needs_escaping_has_its_page,
+                      checks.views_resume_after_listweb_restarts,
                       checks.metrics_parse_as_prometheus_text, checks.views_come_back_after_listd_restarts]:
             checks.run(check)
     finally:

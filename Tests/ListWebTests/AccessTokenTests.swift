@@ -37,5 +37,22 @@ struct AccessTokenTests {
         let link = (good as NSString).deletingLastPathComponent + "/link"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: good)
         #expect(throws: (any Error).self) { try AccessToken.read(from: link) }
+        // Control characters, quotes and backslashes are not token characters.
+        let odd = try temporaryFile("s3cret-token-\u{7}0123456789\n", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: (odd as NSString).deletingLastPathComponent) }
+        #expect(throws: TokenFileError.self) { try AccessToken.read(from: odd) }
+    }
+
+    /// A systemd credential is root's, readable through an ACL (its mode shows more than 0600): taken from
+    /// the credentials directory as it is, never through a link.
+    @Test func aSystemdCredentialIsTakenAsSystemdMadeIt() throws {
+        let credential = try temporaryFile("credential-token-0123456789\n", mode: 0o640)
+        let directory = (credential as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try AccessToken.read(from: credential, credentials: directory).value == "credential-token-0123456789")
+        #expect(throws: TokenFileError.self) { try AccessToken.read(from: credential, credentials: nil) }
+        let link = directory + "/link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: credential)
+        #expect(throws: TokenFileError.self) { try AccessToken.read(from: link, credentials: directory) }
     }
 }

@@ -42,6 +42,15 @@ struct RelayPolicyTests {
         }
     }
 
+    /// A view's own expansion is an action: read-only, an attach's `expansion` does not pass.
+    @Test func anAttachsExpansionIsAnAction() {
+        var readOnly = RelayPolicy(dataSource: "emoji", allowsActions: false, viewPrefix: "web-d")
+        var acting = RelayPolicy(dataSource: "emoji", allowsActions: true, viewPrefix: "web-e")
+        let attach: JSONValue = ["cmd": "attach", "dataSource": "emoji", "expansion": ["outline": ["expanded": ["smileys"]]]]
+        #expect(decide(&readOnly, attach).forwarded?["expansion"] == nil)
+        #expect(decide(&acting, attach).forwarded?["expansion"] != nil)
+    }
+
     @Test func everythingElseIsRefused() {
         var policy = RelayPolicy(dataSource: "home", allowsActions: true, viewPrefix: "web-c")
         for command in ["appendItems", "apply", "dropDataSource", "register", "setLayout", "backup", "watchDisplay", "stats", "hello", "batch"] {

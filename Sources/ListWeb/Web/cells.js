@@ -19,7 +19,7 @@ const fonts = {
 /** A CSS colour from a semantic name, #rgb(a) or rgb()/rgba(); anything else is left out. */
 export function cssColor(value) {
   if (typeof value !== "string") return null;
-  if (colors[value]) return colors[value];
+  if (Object.hasOwn(colors, value)) return colors[value];
   if (/^#[0-9a-fA-F]{3,8}$/.test(value)) return value;
   if (/^rgba?\(\s*[\d.]+\s*,\s*[\d.]+\s*,\s*[\d.]+\s*(,\s*[\d.]+\s*)?\)$/.test(value)) return value;
   return null;
@@ -29,15 +29,26 @@ export function cssColor(value) {
 export function cssFont(value) {
   if (typeof value !== "string") return null;
   const [name, weight] = value.split(".");
-  const size = fonts[name];
+  const size = Object.hasOwn(fonts, name) ? fonts[name] : null;
   if (!size) return null;
   const bold = weight === "bold" ? "700 " : "";
   return `${bold}${size} system-ui, -apple-system, "Noto Sans", "Noto Sans CJK KR", sans-serif`;
 }
 
-/** Whether an image string may be loaded as an image (else it is drawn as a symbol, as text). */
+/**
+ * Whether an image string may be loaded as an image (else it is drawn as a symbol, as text): an http(s)
+ * URL of another host than listweb's (the browser would send listweb's cookie to any port of its own host),
+ * or a data: image.
+ */
 export function isImageURL(value) {
-  return typeof value === "string" && (/^https?:\/\//i.test(value) || /^data:image\/(png|jpeg|gif|webp|svg\+xml);/i.test(value));
+  if (typeof value !== "string") return false;
+  if (/^data:image\/(png|jpeg|gif|webp|svg\+xml);/i.test(value)) return true;
+  if (!/^https?:\/\//i.test(value)) return false;
+  try {
+    return new URL(value).hostname !== location.hostname;
+  } catch {
+    return false;
+  }
 }
 
 function element(tag, className, text) {

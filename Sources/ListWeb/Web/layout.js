@@ -11,7 +11,7 @@ export const ROW = 40;
 /** The layout of one section: the section's entry, else the default, else a plain list. */
 export function sectionLayout(layout, section) {
   const sections = (layout && layout.sections) || {};
-  return sections[section] || (layout && layout.default) || { list: { appearance: "plain" } };
+  return (Object.hasOwn(sections, section) && sections[section]) || (layout && layout.default) || { list: { appearance: "plain" } };
 }
 
 /** A length along the width, in CSS, from a dimension: a fraction of `base` (a CSS length), or cells. */

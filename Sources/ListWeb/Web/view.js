@@ -21,7 +21,7 @@ export class CollectionView {
     this.incarnation = null;
     this.viewName = null;
     this.expandsInOwnView = false;
-    this.ownExpansion = {};
+    this.ownExpansion = Object.create(null);
     this.layout = {};
     this.sectionNodes = new Map();
     this.cellNodes = new Map();
@@ -82,7 +82,7 @@ export class CollectionView {
     this.viewName = attached.view;
     this.incarnation = attached.incarnation;
     this.expandsInOwnView = attached.expansionScope === "perView";
-    if (!this.expandsInOwnView) this.ownExpansion = {};
+    if (!this.expandsInOwnView) this.ownExpansion = Object.create(null);
     this.reconnectDelay = 100;
     if (!attached.resumed) {
       const layout = await this.socket.request("layout", { dataSource: this.dataSource });
@@ -101,7 +101,7 @@ export class CollectionView {
   }
 
   expansionArgument() {
-    const argument = {};
+    const argument = Object.create(null);
     for (const [section, items] of Object.entries(this.ownExpansion)) {
       argument[section] = {
         expanded: Object.keys(items).filter((item) => items[item]),
@@ -179,7 +179,7 @@ export class CollectionView {
         if (event.version <= this.version) return true; // already applied (resumed from an older version)
         if (event.version !== this.version + 1) return void this.reattach(false);
         if (event.changes && event.changes.reloadData) return void this.reattach();
-        if (!event.view) this.ownExpansion = {};
+        if (!event.view) this.ownExpansion = Object.create(null);
         return this.applyChanges(event.changes, event.version, batch);
       case "expansionChanged":
         if (event.version !== this.version) return void this.reattach();
@@ -219,7 +219,7 @@ export class CollectionView {
         this.model = new SnapshotModel([]);
         this.version = 0;
         this.incarnation = null;
-        this.ownExpansion = {};
+        this.ownExpansion = Object.create(null);
         this.rebuild();
         batch.dirty = false;
         batch.effect = null;
@@ -524,7 +524,7 @@ export class CollectionView {
         const expand = click.target.textContent !== "⌄";
         if (this.expandsInOwnView) {
           await this.socket.request(expand ? "expandInView" : "collapseInView", { view: this.viewName, section, items: [id] });
-          (this.ownExpansion[section] ||= {})[id] = expand;
+          (this.ownExpansion[section] ||= Object.create(null))[id] = expand;
         } else {
           await this.socket.request(expand ? "expand" : "collapse", { dataSource: this.dataSource, section, items: [id] });
         }
