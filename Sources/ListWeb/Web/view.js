@@ -40,6 +40,7 @@ export class CollectionView {
     this.pending = [];
     this.applyScheduled = false;
     this.near = new Set(); // items in or near the viewport (what the animation measures)
+    this.visible = new Set(); // items on screen
   }
 
   say(text) {
@@ -278,6 +279,7 @@ export class CollectionView {
       node.remove();
       this.cellNodes.delete(id);
       this.near.delete(id);
+      this.visible.delete(id);
     }
   }
 
@@ -291,6 +293,7 @@ export class CollectionView {
     }
     this.root.replaceChildren();
     this.near.clear();
+    this.visible.clear();
     this.sectionNodes.clear();
     this.cellNodes.clear();
     this.displayed.clear();
@@ -416,8 +419,10 @@ export class CollectionView {
     for (const entry of entries) {
       const id = entry.target.dataset.item;
       if (entry.isIntersecting) {
+        this.visible.add(id);
         this.want(id);
       } else {
+        this.visible.delete(id);
         this.wanted.delete(id);
         const cell = this.displayed.get(id);
         if (cell) {
@@ -467,6 +472,8 @@ export class CollectionView {
   /** One dequeue for every cell that came on screen, one prefetch for what is about to. */
   async flush() {
     if (!this.ready) return;
+    // Events not applied yet would make the index paths old ones: after them.
+    if (this.pending.length) return void this.scheduleFlush();
     const items = [...this.wanted].filter((id) => !this.displayed.has(id));
     this.wanted.clear();
     const paths = [];
@@ -488,6 +495,14 @@ export class CollectionView {
         this.scheduleFlush();
       }
       return;
+    }
+    // listd may be a change ahead (its event on the way): an item it did not serve at its old index
+    // path is asked for again.
+    const served = new Set((reply.cells || []).map((cell) => cell.item));
+    const missed = items.filter((id) => !served.has(id) && this.visible.has(id) && !this.displayed.has(id));
+    if (missed.length) {
+      for (const id of missed) this.wanted.add(id);
+      this.scheduleFlush();
     }
     for (const cell of reply.cells || []) {
       const node = this.cellNodes.get(cell.item);
