@@ -13,36 +13,28 @@ public enum ViewEvent {
     /// With `view`: the line of one view that shows an expansion of its own (`ViewExpansion`), whose
     /// changes are its own.
     public static func changes(dataSource: String, version: Int, changesJSON: [UInt8], view: String? = nil) -> [UInt8] {
-        var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + 64)
-        writer.beginObject()
-        writer.key(literal: "event")
-        writer.string("changes")
-        writer.key(literal: "dataSource")
-        writer.string(dataSource)
-        if let view {
-            writer.key(literal: "view")
-            writer.string(view)
-        }
-        writer.key(literal: "version")
-        writer.int(version)
-        writer.key(literal: "changes")
-        writer.raw(changesJSON)
-        writer.endObject()
-        return writer.bytes
+        changesLine("changes", dataSource: dataSource, view: view, version: version, changesJSON: changesJSON)
     }
 
     /// `{"event":"expansionChanged","dataSource":…,"view":…,"version":…,"changes":…}`: the view expanded or
     /// collapsed outline items in its own view (`expandInView`, `collapseInView`); `changes` turn what it
     /// showed into what it shows now, at the same version (no other view sees them).
     public static func expansionChanged(dataSource: String, view: String, version: Int, changesJSON: [UInt8]) -> [UInt8] {
-        var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + view.utf8.count + 80)
+        changesLine("expansionChanged", dataSource: dataSource, view: view, version: version, changesJSON: changesJSON)
+    }
+
+    /// `{"event":…,"dataSource":…,"view"?:…,"version":…,"changes":…}`.
+    private static func changesLine(_ event: String, dataSource: String, view: String?, version: Int, changesJSON: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + (view?.utf8.count ?? 0) + 80)
         writer.beginObject()
         writer.key(literal: "event")
-        writer.string("expansionChanged")
+        writer.string(event)
         writer.key(literal: "dataSource")
         writer.string(dataSource)
-        writer.key(literal: "view")
-        writer.string(view)
+        if let view {
+            writer.key(literal: "view")
+            writer.string(view)
+        }
         writer.key(literal: "version")
         writer.int(version)
         writer.key(literal: "changes")

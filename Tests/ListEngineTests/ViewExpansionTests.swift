@@ -2,6 +2,7 @@ import DiffableCore
 @testable import ListEngine
 import ListStore
 import ListWire
+import TestSupport
 import Testing
 
 @Suite("Expansion per view: a view's own projection and its changes")
@@ -140,7 +141,7 @@ struct ViewExpansionTests {
     /// Random owner changes and view expansions: each time, the view's changes turn what it showed into
     /// what it shows, and what it shows is the outline under its own expansion over the owner's.
     @Test func theViewsChangesAlwaysLeadToItsProjection() throws {
-        var random = SplitMix64(seed: 33)
+        var random = SeededGenerator(seed: 33)
         for round in 0..<40 {
             let model = try model()
             let dataSource = model.dataSources["d"]!
@@ -228,18 +229,5 @@ struct ViewExpansionTests {
                 }
             }
         }
-    }
-}
-
-/// A small seeded generator: the same random steps on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

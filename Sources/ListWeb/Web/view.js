@@ -529,7 +529,10 @@ export class CollectionView {
   // MARK: Actions (listweb started with --allow-actions)
 
   async clicked(id, click) {
-    if (!this.actions) return;
+    if (!this.actions) {
+      this.say("read-only: listweb was started without --allow-actions");
+      return;
+    }
     const node = this.cellNodes.get(id);
     try {
       if (click.target.closest(".accessory.outline")) {
