@@ -380,6 +380,50 @@ class Checks:
         assert "smileys/😀" not in page.evaluate("window.listweb.domOrder()")[0][1]
         page.context.close()
 
+    def badges_sit_on_their_items_and_headers_stay_pinned(self):
+        self.listd.request("register", registration="shop-card", contentConfiguration={"type": "subtitleCell", "text": "{{title}}", "secondaryText": "{{count}}"})
+        self.listd.request("register", registration="shop-badge", kind="supplementary", elementKind="badge",
+                           contentConfiguration={"type": "cell", "text": "{{new}}", "textProperties": {"color": "systemRed"}})
+        self.listd.request("register", registration="shop-header", kind="supplementary", elementKind="header", contentConfiguration={"type": "plainHeader", "text": "Aisle"})
+        items = [{"id": f"a{index}", "data": {"title": f"Shelf {index}", "count": f"{index} items", **({"new": 3} if index == 0 else {})}} for index in range(30)]
+        self.listd.request("apply", dataSource="shop", snapshot={"sections": [
+            {"id": "aisle-1", "items": items}, {"id": "aisle-2", "items": [f"b{index}" for index in range(30)]}]})
+        self.listd.request("setCellProvider", dataSource="shop", rules=[], default="shop-card")
+        self.listd.request("setSupplementaryProvider", dataSource="shop", elementKind="badge", rules=[], default="shop-badge")
+        self.listd.request("setSupplementaryProvider", dataSource="shop", elementKind="header", rules=[], default="shop-header")
+        self.listd.request("setLayout", dataSource="shop", layout={"default": {
+            "item": {"width": {"fractionalWidth": 1}, "height": {"fractionalHeight": 1}, "supplementaryItems": [
+                {"elementKind": "badge", "width": {"absolute": 3}, "height": {"absolute": 1},
+                 "containerAnchor": {"edges": ["top", "trailing"], "fractionalOffset": {"x": 0.3, "y": -0.3}}}]},
+            "group": {"axis": "horizontal", "width": {"fractionalWidth": 0.8}, "height": {"absolute": 2}},
+            "interGroupSpacing": 1, "header": {"pinToVisibleBounds": True}}})
+        page = self.page(self.reader, "/sources/shop", height=700)
+        badge = ".cell[data-item=\"a0\"] .badge"
+        page.wait_for_function(f"(() => {{ const b = document.querySelector('{badge}'); return b && !b.hidden && b.textContent === '3'; }})()", timeout=20000)
+        # The badge sits on its item's top trailing corner (anchored, offset outwards by 30 % of its size).
+        corner = page.evaluate(f"""(() => {{ const cell = document.querySelector('.cell[data-item="a0"]').getBoundingClientRect();
+            const badge = document.querySelector('{badge}').getBoundingClientRect();
+            return {{cellRight: cell.right, cellTop: cell.top, left: badge.left, right: badge.right, top: badge.top, bottom: badge.bottom}}; }})()""")
+        assert corner["left"] < corner["cellRight"] < corner["right"] and corner["top"] < corner["cellTop"] < corner["bottom"], corner
+        # An item without the data shows no badge; a change to the data reaches the badge live.
+        page.wait_for_function("document.querySelector('.cell[data-item=\"a1\"]:not(.placeholder)') !== null", timeout=20000)
+        assert page.evaluate("[...document.querySelectorAll('.cell[data-item=\"a1\"] .badge')].every(b => b.hidden)"), "an empty badge is hidden"
+        self.listd.request("updateItems", dataSource="shop", items=[{"id": "a0", "data": {"title": "Shelf 0", "count": "0 items", "new": 4}}])
+        page.wait_for_function(f"document.querySelector('{badge}').textContent === '4'", timeout=20000)
+        # Scrolled into the first section, its header stays under the bar; the second section's does not.
+        page.wait_for_function("document.querySelector('section[data-section=\"aisle-1\"] .supplementary.header').textContent.includes('Aisle')", timeout=20000)
+        page.evaluate("window.scrollBy(0, 900)")
+        page.wait_for_function("window.scrollY >= 900", timeout=20000)
+        positions = page.evaluate("""(() => { const bar = document.querySelector('.bar').getBoundingClientRect().bottom;
+            const section = document.querySelector('section[data-section="aisle-1"]');
+            const header = section.querySelector('.supplementary.header').getBoundingClientRect();
+            const other = document.querySelector('section[data-section="aisle-2"] .supplementary.header').getBoundingClientRect();
+            return {bar, header: header.top, section: section.getBoundingClientRect().top, other: other.top}; })()""")
+        assert positions["section"] < 0 and abs(positions["header"] - positions["bar"]) <= 2, positions
+        assert positions["other"] > positions["header"] + 100, positions
+        page.screenshot(path=os.path.join(self.arguments.artifacts, "badges.png"))
+        page.context.close()
+
     def a_name_that_needs_escaping_has_its_page(self):
         self.listd.request("apply", dataSource="my list/é", snapshot={"sections": [{"id": "s", "items": ["a"]}]})
         page = self.page(self.reader, "/sources/" + urllib.parse.quote("my list/é", safe=""))
@@ -457,7 +501,8 @@ def main():
                       checks.the_home_screen_is_laid_out_as_the_seed, checks.a_sideways_row_scrolls,
                       checks.changes_arrive_live_in_the_right_place, checks.animation_follows_the_change,
                       checks.html_in_data_is_shown_as_text, checks.the_emoji_outline_expands_in_its_own_view,
-                      checks.the_outline_screen_and_the_index, checks.a_name_that_needs_escaping_has_its_page,
+                      checks.the_outline_screen_and_the_index, checks.badges_sit_on_their_items_and_headers_stay_pinned,
+                      checks.a_name_that_needs_escaping_has_its_page,
                       checks.views_resume_after_listweb_restarts,
                       checks.metrics_parse_as_prometheus_text, checks.views_come_back_after_listd_restarts]:
             checks.run(check)

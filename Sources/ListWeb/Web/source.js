@@ -6,6 +6,10 @@ const name = decodeURIComponent(location.pathname.replace(/^\/sources\//, ""));
 document.getElementById("title").textContent = name;
 document.title = `${name} · listweb`;
 
+// Pinned headers stop under the bar, whatever height its font gives it.
+const bar = document.querySelector(".bar");
+new ResizeObserver(() => document.documentElement.style.setProperty("--bar-height", `${bar.offsetHeight}px`)).observe(bar);
+
 const info = await (await fetch("/api/info", { credentials: "same-origin" })).json();
 const scheme = location.protocol === "https:" ? "wss:" : "ws:";
 const view = new CollectionView(document.getElementById("collection"), {
