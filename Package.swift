@@ -199,10 +199,12 @@ let package = Package(
             name: "server-benchmarks",
             dependencies: [
                 "DiffableCore", "ListWire", "ListClient", "ListServer", "ListServerTestKit", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), "AllocationCounter",
             ],
             path: "Benchmarks/ServerBenchmarks"
         ),
+        // Counts the benchmark process's heap allocations (allocations per request).
+        .target(name: "AllocationCounter", path: "Benchmarks/AllocationCounter"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@
 
 import ListServer
 import ListServerTestKit
+import AllocationCounter
 import ListWire
 
 #if canImport(Glibc)
@@ -11,7 +12,9 @@ import ListWire
 #endif
 
 /// Single-item appends, 16 lines per read burst, through `InProcessServer`; optionally with `views`
-/// views attached (on another connection) that receive every change.
+/// views attached (on another connection) that receive every change. Prints the time, the CPU and the
+/// heap allocations per request, beside the same for `ping` (the floor: reading a line, the router, a
+/// reply, and the harness's own copy of each reply).
 func inProcessAppendBenchmark(views: Int) {
     let server = InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")))
     let writer = try! server.connect()
@@ -20,27 +23,35 @@ func inProcessAppendBenchmark(views: Int) {
     for index in 0..<views {
         _ = try! watcher.send(Array(#"{"cmd":"attach","dataSource":"p","view":"v\#(index)"}"#.utf8) + [0x0A])
     }
-    let count = 160_000
-    let bursts: [[UInt8]] = stride(from: 0, to: count, by: 16).map { start in
-        var burst: [UInt8] = []
-        for number in start..<start + 16 {
-            burst += appendLine(dataSource: "p", item: "item-\(number)")
+    // LISTD_BENCH_REQUESTS: fewer requests (e.g. to record every allocation's stack with perf probes).
+    let count = ProcessInfoLite.integer("LISTD_BENCH_REQUESTS").map { max(16, $0 / 16 * 16) } ?? 160_000
+    func bursts(_ line: (Int) -> [UInt8]) -> [[UInt8]] {
+        stride(from: 0, to: count, by: 16).map { start in (start..<start + 16).reduce(into: [UInt8]()) { $0 += line($1) } }
+    }
+    func run(_ bursts: [[UInt8]]) -> (elapsed: Double, cpu: Double, allocations: Double) {
+        let before = cpuSeconds(getpid())
+        let allocationsBefore = allocation_counter_allocations()
+        let start = nanoseconds()
+        var replies = 0
+        for (index, burst) in bursts.enumerated() {
+            replies += try! writer.send(burst).count
+            // The views' events are read, as a view reads them (every 64 bursts).
+            if views > 0, index % 64 == 63 { _ = try! watcher.send([]) }
         }
-        return burst
+        let elapsed = Double(nanoseconds() - start) / 1e3 / Double(count)
+        let allocations = Double(allocation_counter_allocations() - allocationsBefore) / Double(count)
+        let cpu = (cpuSeconds(getpid()) - before) * 1e6 / Double(count)
+        precondition(replies == count, "every request was answered")
+        return (elapsed, cpu, allocations)
     }
-    let before = cpuSeconds(getpid())
-    let start = nanoseconds()
-    var replies = 0
-    for (index, burst) in bursts.enumerated() {
-        replies += try! writer.send(burst).count
-        // The views' events are read, as a view reads them (every 64 bursts).
-        if views > 0, index % 64 == 63 { _ = try! watcher.send([]) }
+    let ping = run(bursts { Array(#"{"id":\#($0),"cmd":"ping"}"#.utf8) + [0x0A] })
+    let plain = run(bursts { appendLine(dataSource: "p", item: "item-\($0)") })
+    let full = run(bursts { Array(#"{"id":\#($0),"cmd":"appendItems","dataSource":"p","items":["x-\#($0)"],"toSection":"S"}"#.utf8) + [0x0A] })
+    func describe(_ run: (elapsed: Double, cpu: Double, allocations: Double)) -> String {
+        "\(fixed(run.elapsed, 2)) µs (CPU \(fixed(run.cpu, 2)) µs), \(fixed(run.allocations, 1)) allocations"
     }
-    let elapsed = Double(nanoseconds() - start) / 1e3 / Double(count)
-    let cpu = (cpuSeconds(getpid()) - before) * 1e6 / Double(count)
-    precondition(replies == count, "every request was answered")
-    print("appendItems in-process (the command path without sockets), \(views) view\(views == 1 ? "" : "s") attached: "
-        + "\(fixed(elapsed, 2)) µs per request (CPU \(fixed(cpu, 2)) µs)")
+    print("in-process (the command path without sockets), \(views) view\(views == 1 ? "" : "s") attached, per request: "
+        + "appendItems \(describe(plain)); with id and toSection \(describe(full)); ping (the floor) \(describe(ping))")
 }
 
 /// The window scroll of `windowBenchmark` (40 rows, 20 a step, built-in `subtitleCell` with a two-field
@@ -107,4 +118,9 @@ func cellIdentifiers(in reply: [UInt8]) -> [String] {
         index += 1
     }
     return ids
+}
+
+/// Integer settings of the benchmark from the environment.
+enum ProcessInfoLite {
+    static func integer(_ name: String) -> Int? { getenv(name).flatMap { Int(String(cString: $0)) } }
 }

@@ -616,6 +616,9 @@ if mode == "in-process" {
     for _ in 0..<3 { inProcessAppendBenchmark(views: 1) }
     for _ in 0..<3 { inProcessWindowBenchmark() }
 }
+if mode == "in-process-append" {
+    for _ in 0..<3 { inProcessAppendBenchmark(views: 0) }
+}
 if mode == "in-process-window" {
     for _ in 0..<3 { inProcessWindowBenchmark() }
 }

@@ -177,8 +177,8 @@ extension Snapshot {
         storage.reserveAdditionalItems(items.count)
         var slots: [Int32] = []
         slots.reserveCapacity(items.count)
-        var isNew: [Bool] = []
-        isNew.reserveCapacity(items.count)
+        // Positions in `slots` of items already in the snapshot (rare: no allocation for new items).
+        var existingAt: [Int] = []
         var duplicates: [String] = []
         for item in items {
             let (slot, new) = storage.findOrAllocateSlot(for: item)
@@ -187,12 +187,20 @@ extension Snapshot {
                 continue
             }
             storage.itemMarks[Int(slot)].insert(.visiting)
+            if !new { existingAt.append(slots.count) }
             slots.append(slot)
-            isNew.append(new)
         }
         for slot in slots { storage.itemMarks[Int(slot)].remove(.visiting) }
         if !duplicates.isEmpty {
-            for (slot, new) in zip(slots, isNew) where new { storage.discardDetachedSlot(slot) }
+            var existing = existingAt.makeIterator()
+            var nextExisting = existing.next()
+            for (index, slot) in slots.enumerated() {
+                if index == nextExisting {
+                    nextExisting = existing.next()
+                } else {
+                    storage.discardDetachedSlot(slot)
+                }
+            }
             throw SnapshotError(
                 .duplicateItem,
                 "Item identifiers must be unique in a snapshot. Duplicate identifiers: \(quoted(duplicates)).",
@@ -200,7 +208,7 @@ extension Snapshot {
         }
         var resolved = ResolvedItems(slots: slots)
         // Positions before anything moves, then detach.
-        for (index, new) in isNew.enumerated() where !new {
+        for index in existingAt {
             let slot = slots[index]
             resolved.moved.append((index, storage.indexPath(ofSlot: slot), storage.data(ofSlot: slot)))
             resolved.existing.append(items[index].id)

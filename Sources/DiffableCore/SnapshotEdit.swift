@@ -158,7 +158,13 @@ extension Snapshot {
         case .replaceItems(let section, let items):
             return try replaceItems(inSection: section, with: items)
         }
-        outcome.changes = StagedChanges(stages: [stage, followUp].filter { !$0.isEmpty })
+        // The non-empty stages, in order (one array, made at its final size).
+        switch (stage.isEmpty, followUp.isEmpty) {
+        case (false, true): outcome.changes = StagedChanges(stages: [stage])
+        case (false, false): outcome.changes = StagedChanges(stages: [stage, followUp])
+        case (true, false): outcome.changes = StagedChanges(stages: [followUp])
+        case (true, true): outcome.changes = StagedChanges(stages: [])
+        }
         return outcome
     }
 
@@ -197,6 +203,7 @@ extension Snapshot {
         _ resolved: ResolvedItems, _ items: [Item], stage: inout ChangeStage, followUp: inout ChangeStage, outcome: inout EditOutcome
     ) {
         outcome.warnings = Self.existedWarning(resolved.existing)
+        stage.itemInserts.reserveCapacity(resolved.slots.count - resolved.moved.count)
         var moves = resolved.moved.makeIterator()
         var nextMove = moves.next()
         for (index, slot) in resolved.slots.enumerated() {

@@ -65,13 +65,15 @@ public final class StateEngine {
             } else if case .setLayout = operation {
                 applied.event = ViewEvent.layoutChanged(dataSource: name, version: dataSource.version, layout: dataSource.layout.json)
             } else if let known {
-                applied.changesJSON = known.json
+                applied.changesJSON = known.json[...]
                 if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) { applied.event = dataSource.changesEvent(changesJSON: known.json) }
             } else if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) {
-                var changes = JSONWriter(capacity: 192)
-                changes.changes(outcome.changes, reloadData: outcome.reloadData, animatingDifferences: animatingDifferences)
-                applied.changesJSON = changes.bytes
-                applied.event = dataSource.changesEvent(changesJSON: changes.bytes)
+                // The event line, its changes written in place (one buffer; the reply reuses the slice).
+                let (event, changes) = ViewEvent.changes(
+                    dataSource: name, version: dataSource.version, outcome.changes, reloadData: outcome.reloadData,
+                    animatingDifferences: animatingDifferences)
+                applied.event = event
+                applied.changesJSON = event[changes]
             }
             let retainable = !outcome.reloadData && (applied.event?.count ?? .max) <= RetainedEvents.maximumEventBytes
             applied.retainedEvent = retainable ? applied.event : nil
@@ -193,7 +195,7 @@ public struct AppliedChange {
     /// The event as retained and stored: `nil` when it is not kept (a reload, or too large).
     public var retainedEvent: [UInt8]?
     /// The encoded `changes` object when the event was made: the reply reuses it.
-    public var changesJSON: [UInt8]?
+    public var changesJSON: ArraySlice<UInt8>?
 }
 
 /// A diff computed before the commit, with its encoding (the reply and the event use it as it is).

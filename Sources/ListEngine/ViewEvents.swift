@@ -23,6 +23,27 @@ public enum ViewEvent {
         changesLine("expansionChanged", dataSource: dataSource, view: view, version: version, changesJSON: changesJSON)
     }
 
+    /// `{"event":"changes","dataSource":…,"version":…,"changes":…}` with `changes` encoded in place, and
+    /// where in the line they are.
+    public static func changes(
+        dataSource: String, version: Int, _ changes: StagedChanges, reloadData: Bool, animatingDifferences: Bool
+    ) -> (line: [UInt8], changes: Range<Int>) {
+        var writer = JSONWriter(capacity: dataSource.utf8.count + 48 + 64 * changes.stages.count)
+        writer.beginObject()
+        writer.key(literal: "event")
+        writer.string("changes")
+        writer.key(literal: "dataSource")
+        writer.string(dataSource)
+        writer.key(literal: "version")
+        writer.int(version)
+        writer.key(literal: "changes")
+        let start = writer.bytes.count
+        writer.changes(changes, reloadData: reloadData, animatingDifferences: animatingDifferences)
+        let end = writer.bytes.count
+        writer.endObject()
+        return (writer.bytes, start..<end)
+    }
+
     /// `{"event":…,"dataSource":…,"view"?:…,"version":…,"changes":…}`.
     private static func changesLine(_ event: String, dataSource: String, view: String?, version: Int, changesJSON: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: changesJSON.count + dataSource.utf8.count + (view?.utf8.count ?? 0) + 80)

@@ -22,6 +22,15 @@ public struct JSONWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// A writer into `buffer`'s storage (emptied, its capacity kept; without a copy when nothing else
+    /// holds it): a caller that writes line after line hands each one's bytes back as the next buffer
+    /// and allocates nothing per line.
+    public init(reusing buffer: consuming [UInt8]) {
+        bytes = consume buffer
+        bytes.removeAll(keepingCapacity: true)
+        if bytes.capacity == 0 { bytes.reserveCapacity(128) }
+    }
+
     // MARK: Containers
 
     public mutating func beginObject() {
@@ -111,8 +120,23 @@ public struct JSONWriter: Sendable {
         separate()
         if value >= 0 && value < 10 {
             bytes.append(UInt8(ascii: "0") + UInt8(value))
-        } else {
-            bytes.append(contentsOf: String(value).utf8)
+            return
+        }
+        // The digits backwards into a fixed buffer, then appended in order (no String made).
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 
@@ -188,6 +212,11 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func raw(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+    }
+
+    public mutating func raw(_ json: ArraySlice<UInt8>) {
         separate()
         bytes.append(contentsOf: json)
     }

@@ -5,13 +5,18 @@ public struct Request: Sendable {
     /// The caller's identifier: any JSON value.
     public var id: JSONValue?
     /// `id` exactly as the line had it, echoed byte for byte in the reply (a 30-digit number stays one).
-    public var rawID: [UInt8]?
+    public var rawID: [UInt8]? {
+        get { echoedID?.bytes }
+        set { echoedID = newValue.map(EchoedID.init(bytes:)) }
+    }
+    /// `id` as the reply echoes it: a plain integer without an allocation, any other value as its bytes.
+    public var echoedID: EchoedID?
     public var command: String
     public var arguments: Arguments
 
     public init(id: JSONValue? = nil, command: String, arguments: [String: JSONValue] = [:]) {
         self.id = id
-        self.rawID = id?.jsonBytes
+        self.echoedID = id.map { EchoedID(bytes: $0.jsonBytes) }
         self.command = command
         self.arguments = Arguments(arguments)
     }
@@ -31,7 +36,7 @@ public struct Request: Sendable {
             throw WireError(.invalidRequest, "\"cmd\" must be a string.")
         }
         self.id = id
-        self.rawID = id?.jsonBytes
+        self.echoedID = id.map { EchoedID(bytes: $0.jsonBytes) }
         self.command = name
         self.arguments = Arguments(members)
     }
@@ -71,8 +76,8 @@ extension JSONParser {
 public struct Arguments: Sendable {
     /// The arguments as JSON values, except the ones decoded straight into the model (below).
     public private(set) var members: [String: JSONValue]
-    /// The present arguments read so far, each once (an array: no hashing on the hot path).
-    private var readNames: [String] = []
+    /// The present arguments read so far, each once (no hashing, no allocation for the first four).
+    private var readNames = ReadNames()
     /// `items`, decoded from the line straight into items (see `Request.decode(line:)`).
     var decodedItems: DecodedItems?
     /// `snapshot`, decoded from the line straight into sections and items.
@@ -95,7 +100,7 @@ public struct Arguments: Sendable {
     }
 
     private mutating func markRead(_ name: String) {
-        if !readNames.contains(name) { readNames.append(name) }
+        if !readNames.contains(name) { readNames.insert(name) }
     }
 
     /// The JSON of a decoded argument (only commands that read it as JSON need it).
@@ -230,5 +235,31 @@ public struct Arguments: Sendable {
 
     static func wrongType(_ name: String, _ expected: String) -> WireError {
         WireError(.invalidArgument, "Argument \"\(name)\" must be \(expected).")
+    }
+}
+
+/// A small set of argument names: the first four inline, any more in an array.
+struct ReadNames: Sendable {
+    private var first: String?
+    private var second: String?
+    private var third: String?
+    private var fourth: String?
+    private var more: [String] = []
+    private(set) var count = 0
+
+    func contains(_ name: String) -> Bool {
+        first == name || second == name || third == name || fourth == name || (!more.isEmpty && more.contains(name))
+    }
+
+    /// Adds `name` (not yet in the set).
+    mutating func insert(_ name: String) {
+        switch count {
+        case 0: first = name
+        case 1: second = name
+        case 2: third = name
+        case 3: fourth = name
+        default: more.append(name)
+        }
+        count += 1
     }
 }

@@ -60,7 +60,7 @@ extension JSONParser {
         position += 1
         var members: [String: JSONValue] = [:]
         var id: JSONValue?
-        var rawID: [UInt8]?
+        var echoedID: EchoedID?
         var command: String?
         var items: DecodedItems?
         var snapshot: [(section: Section, items: [Item])]?
@@ -79,7 +79,7 @@ extension JSONParser {
                 case "id":
                     let start = position
                     id = try parseValue(depth: 1)
-                    rawID = Array(bytes[start..<position])
+                    echoedID = EchoedID(raw: bytes[start..<position])
                     seenID = true
                 case "cmd":
                     guard case .string(let name) = try parseValue(depth: 1) else { throw Self.notDecoded }
@@ -101,6 +101,8 @@ extension JSONParser {
                         members[key] = try parseValue(depth: 1)
                     }
                 default:
+                    // Room for a request's usual arguments at once (one allocation, no growth).
+                    if members.isEmpty { members.reserveCapacity(6) }
                     members[key] = try parseValue(depth: 1)
                 }
                 guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { break }
@@ -112,7 +114,7 @@ extension JSONParser {
         guard position == bytes.count, let command else { throw Self.notDecoded }
         var request = Request(id: nil, command: command, arguments: members)
         request.id = id
-        request.rawID = rawID
+        request.echoedID = echoedID
         request.arguments.decodedItems = items
         request.arguments.decodedSnapshot = snapshot
         return request

@@ -39,8 +39,10 @@ struct Connection {
         try channel.throwIfErrorCaught()
     }
 
-    /// The buffers written and flushed since the last call, one per write.
+    /// The buffers written and flushed since the last call, one per write (after the tasks due on the
+    /// connection's loop have run, as a real loop runs them at the end of its turn: events are flushed then).
     func writes() throws -> [String] {
+        channel.embeddedEventLoop.run()
         var writes: [String] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { writes.append(String(buffer: buffer)) }
         return writes

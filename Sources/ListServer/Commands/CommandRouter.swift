@@ -12,6 +12,8 @@ struct CommandResult {
     enum Reply {
         /// The `result` object's members, written into the reply envelope by the router.
         case members((inout JSONWriter) -> Void)
+        /// A mutation's `{version, changes, warnings?}` (no closure on the commonest path).
+        case mutation(MutationReply)
         /// The command failed (also after all: its change could not be stored): an error reply.
         case failure(WireError)
         /// The whole reply line, without its newline (empty while `deferred` is pending).
@@ -149,7 +151,7 @@ struct CommandRouter: Sendable {
             outcome.afterReply = Self.afterUnreadableLine(from: connection, failure)
             return outcome
         case .invalid(let error, let rawID):
-            return fail(id: rawID, error, connection: connection)
+            return fail(id: rawID.map(EchoedID.init(bytes:)), error, connection: connection)
         }
     }
 
@@ -158,14 +160,14 @@ struct CommandRouter: Sendable {
         let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
-                id: request.rawID,
+                id: request.echoedID,
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
         if command.effect == .mutates, let reason = state.pipeline?.unavailableReason {
             // The store cannot be read: a change could not be stored. Reads go on (memory holds only
             // what was stored: failed writes are undone in memory).
-            return fail(id: request.rawID, WireError(.storageFailed, reason), connection: connection)
+            return fail(id: request.echoedID, WireError(.storageFailed, reason), connection: connection)
         }
         if command.effect != .independentOfStore, let pipeline = state.pipeline, pipeline.mustPark(mutation: command.effect == .mutates) {
             // A group of changes is being made durable: run this request once it is.
@@ -177,7 +179,7 @@ struct CommandRouter: Sendable {
         state.countCommand(command.index)
         connection.currentCommand = command.name
         if state.isShuttingDown {
-            return fail(id: request.rawID, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
+            return fail(id: request.echoedID, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
         }
         var context = CommandContext(state: state, connection: connection, allocator: ByteBufferAllocator())
         context.prepared = prepared
@@ -186,9 +188,9 @@ struct CommandRouter: Sendable {
             let run = try command.prepare(&arguments, context)
             try arguments.finish()
             let execution = try Self.run(run, context: context, request: request)
-            return Self.outcome(id: request.rawID, execution)
+            return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {
-            return fail(id: request.rawID, error, connection: connection)
+            return fail(id: request.echoedID, error, connection: connection)
         }
     }
 
@@ -247,24 +249,37 @@ struct CommandRouter: Sendable {
     }
 
     /// The reply envelope around an execution's result.
-    private static func outcome(id: [UInt8]?, _ execution: CommandResult) -> CommandResult {
+    /// `scratch`: an empty buffer to write the reply into (the connection's, given back once the reply is
+    /// written: no allocation per reply).
+    private static func outcome(id: EchoedID?, _ execution: CommandResult, scratch: inout [UInt8]) -> CommandResult {
         if let failure = execution.failure { return CommandResult(reply: .encoded(shared.errorReply(id: id, failure))) }
         if let deferred = execution.deferred {
             // Resolves later (into an execution that may wait in turn, e.g. for its change to be stored).
-            return CommandResult(reply: .encoded([]), deferred: deferred.map { outcome(id: id, $0) }, awaitsStorage: execution.awaitsStorage)
+            return CommandResult(
+                reply: .encoded([]),
+                deferred: deferred.map {
+                    var fresh: [UInt8] = []
+                    return outcome(id: id, $0, scratch: &fresh)
+                }, awaitsStorage: execution.awaitsStorage)
         }
         do {
-            var writer = JSONWriter(capacity: 128)
+            var buffer: [UInt8] = []
+            swap(&buffer, &scratch)
+            var writer = JSONWriter(reusing: consume buffer)
             writer.beginObject()
             if let id {
                 writer.key(literal: "id")
-                writer.raw(id)
+                writer.echoedID(id)
             }
             writer.key(literal: "ok")
             writer.bool(true)
             writer.key(literal: "result")
             writer.beginObject()
-            if case .members(let members) = execution.reply { members(&writer) }
+            switch execution.reply {
+            case .members(let members): members(&writer)
+            case .mutation(let reply): reply.write(into: &writer)
+            case .failure, .encoded: break
+            }
             writer.endObject()
             writer.endObject()
             return CommandResult(reply: .encoded(writer.bytes), broadcast: execution.broadcast, afterReply: execution.afterReply)
@@ -273,7 +288,7 @@ struct CommandRouter: Sendable {
 
     /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)
     /// with the user, the command and the error.
-    private func fail(id: [UInt8]?, _ error: WireError, connection: ConnectionHandler) -> CommandResult {
+    private func fail(id: EchoedID?, _ error: WireError, connection: ConnectionHandler) -> CommandResult {
         let state = connection.state
         state.errorCounts[error.code.rawValue, default: 0] += 1
         connection.lastErrorCode = error.code.rawValue
@@ -292,12 +307,12 @@ struct CommandRouter: Sendable {
     }
 
     /// The bytes of an error reply.
-    func errorReply(id: [UInt8]?, _ error: WireError) -> [UInt8] {
+    func errorReply(id: EchoedID?, _ error: WireError) -> [UInt8] {
         var writer = JSONWriter(capacity: 128)
         writer.beginObject()
         if let id {
             writer.key("id")
-            writer.raw(id)
+            writer.echoedID(id)
         }
         writer.key("ok")
         writer.bool(false)

@@ -163,13 +163,7 @@ extension CommandRouter {
         of dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, viewChanges: [ObjectIdentifier: StagedChanges] = [:],
         state: ServerState
     ) {
-        // Inserts and moves leave every displayed cell and every selection as it is (the common append).
-        func touchesCells(_ changes: StagedChanges) -> Bool {
-            reloadData || changes.stages.contains { stage in
-                !stage.itemDeletes.isEmpty || !stage.sectionDeletes.isEmpty || !stage.itemReloads.isEmpty || !stage.sectionReloads.isEmpty
-                    || !stage.itemReconfigures.isEmpty
-            }
-        }
+        func touchesCells(_ changes: StagedChanges) -> Bool { Self.touchesCells(changes, reloadData: reloadData) }
         let sharedTouches = touchesCells(changes)
         guard sharedTouches || viewChanges.values.contains(where: touchesCells) else { return }
         if sharedTouches { dataSource.pruneSelections() }
@@ -179,6 +173,15 @@ extension CommandRouter {
             let own = viewChanges[ObjectIdentifier(view)]
             guard own.map(touchesCells) ?? sharedTouches else { continue }
             updateDisplayedCells(of: view, in: dataSource, after: own ?? changes, reloadData: reloadData, state: state, work: work)
+        }
+    }
+
+    /// Whether `changes` may change a displayed cell or a selection: inserts and moves leave every
+    /// displayed cell and every selection as it is (the common append).
+    static func touchesCells(_ changes: StagedChanges, reloadData: Bool) -> Bool {
+        reloadData || changes.stages.contains { stage in
+            !stage.itemDeletes.isEmpty || !stage.sectionDeletes.isEmpty || !stage.itemReloads.isEmpty || !stage.sectionReloads.isEmpty
+                || !stage.itemReconfigures.isEmpty
         }
     }
 

@@ -249,28 +249,42 @@ extension CommandRouter {
             change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal,
             animatingDifferences: animatingDifferences)
         let outcome = committed.outcome
-        let changesJSON = committed.changesJSON
-        return committed.result { writer in
-            writer.key(literal: "version")
-            writer.int(outcome.version ?? 0)
-            writer.key(literal: "changes")
-            // The bytes the event carries, when it was made (the same value, encoded once).
-            if let changesJSON {
-                writer.raw(changesJSON)
-            } else {
-                writer.changes(outcome.changes, reloadData: outcome.reloadData, animatingDifferences: animatingDifferences)
+        return committed.result(
+            mutation: MutationReply(
+                version: outcome.version ?? 0, changesJSON: committed.changesJSON, changes: outcome.changes, reloadData: outcome.reloadData,
+                animatingDifferences: animatingDifferences, warnings: outcome.warnings))
+    }
+}
+
+/// A mutation's reply: `{"version":…,"changes":…,"warnings"?:[…]}`.
+struct MutationReply {
+    var version: Int
+    /// The bytes the event carries, when it was made (the same value, encoded once).
+    var changesJSON: ArraySlice<UInt8>?
+    var changes: StagedChanges
+    var reloadData: Bool
+    var animatingDifferences: Bool
+    var warnings: [SnapshotWarning]
+
+    func write(into writer: inout JSONWriter) {
+        writer.key(literal: "version")
+        writer.int(version)
+        writer.key(literal: "changes")
+        if let changesJSON {
+            writer.raw(changesJSON)
+        } else {
+            writer.changes(changes, reloadData: reloadData, animatingDifferences: animatingDifferences)
+        }
+        if !warnings.isEmpty {
+            writer.key("warnings")
+            writer.beginArray()
+            for warning in warnings {
+                writer.value([
+                    "code": .string(warning.code.rawValue), "message": .string(warning.message),
+                    "identifiers": .array(warning.identifiers.map { .string($0) }),
+                ])
             }
-            if !outcome.warnings.isEmpty {
-                writer.key("warnings")
-                writer.beginArray()
-                for warning in outcome.warnings {
-                    writer.value([
-                        "code": .string(warning.code.rawValue), "message": .string(warning.message),
-                        "identifiers": .array(warning.identifiers.map { .string($0) }),
-                    ])
-                }
-                writer.endArray()
-            }
+            writer.endArray()
         }
     }
 }

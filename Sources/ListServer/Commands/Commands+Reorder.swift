@@ -56,7 +56,7 @@ extension CommandRouter {
                 let outcome = committed.outcome
                 var changes = JSONWriter(capacity: 128)
                 changes.changes(outcome.changes, reloadData: false, animatingDifferences: animating)
-                let changesJSON = committed.changesJSON ?? changes.bytes
+                let changesJSON = committed.changesJSON ?? changes.bytes[...]
                 // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
                 let event = Self.didReorder(
                     dataSource: dataSource.name, view: view.name, user: context.connection.identity.displayName, item: item,
@@ -74,7 +74,7 @@ extension CommandRouter {
     }
 
     /// `{"event": "didReorder", "dataSource", "view", "user", "item", "version", "changes"}`.
-    static func didReorder(dataSource: String, view: String, user: String, item: String, version: Int, changes: [UInt8]) -> [UInt8] {
+    static func didReorder(dataSource: String, view: String, user: String, item: String, version: Int, changes: ArraySlice<UInt8>) -> [UInt8] {
         var writer = JSONWriter(capacity: 160 + changes.count)
         writer.beginObject()
         writer.key("event")

@@ -247,10 +247,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     private func deliver(_ outcome: CommandResult, context: ChannelHandlerContext) {
-        write(context: context, reply: outcome.encodedReply)
+        if case .encoded(let reply) = outcome.reply {
+            write(context: context, reply: reply)
+            // The reply's buffer is the next reply's, emptied once nothing else holds it (JSONWriter).
+            if replyScratch.capacity == 0, reply.capacity <= 4096 { replyScratch = reply }
+        }
         if let broadcast = outcome.broadcast { state.send(broadcast) }
         for action in outcome.afterReply { action() }
     }
+
+    /// A buffer with room for a reply (the last one's): the router writes the next reply into it.
+    var replyScratch: [UInt8] = []
 
     func channelReadComplete(context: ChannelHandlerContext) {
         writePending(context: context)
@@ -280,7 +287,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func write(context: ChannelHandlerContext, reply: [UInt8]) {
         guard admitOutput(reply.count + 1, context: context) else { return }
-        if pending == nil { pending = context.channel.allocator.buffer(capacity: reply.count + 1) }
+        // Room for a burst's replies at once (a 16-deep pipeline of small replies without growing).
+        if pending == nil { pending = context.channel.allocator.buffer(capacity: max(reply.count + 1, 2048)) }
         pending!.writeBytes(reply)
         pending!.writeInteger(UInt8(ascii: "\n"))
     }
@@ -313,7 +321,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// The one way an event reaches this connection's views (every kind: changes, reloads,
     /// `layoutChanged`, `cellUpdated`, `selectionChanged`, `dropped`, a resumed view's backlog): written
-    /// and flushed at once, counted in `stats` (`events.sent`), unless this connection's unsent output
+    /// at once and flushed at the end of the loop's turn, counted in `stats` (`events.sent`), unless this connection's unsent output
     /// would pass the view queue limit (`maxViewQueueBytes`): then its views get a last `overflow` event
     /// and the connection is closed. `event` is one line with its newline (a broadcast shares one buffer
     /// among its views).
@@ -323,7 +331,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard admitOutput(event.readableBytes, context: context) else { return }
         writePending(context: context)
         channelBytesBound += event.readableBytes
-        context.writeAndFlush(wrapOutboundOut(event), promise: nil)
+        // Flushed at the end of this turn of the event loop: the events of a burst of changes (a writer's
+        // pipelined requests) leave in one write.
+        context.write(wrapOutboundOut(event), promise: nil)
+        flushLater(context: context)
         state.eventsSent += 1
         // A view whose peer does not read keeps growing past the moment it stopped being writable: its
         // share of maxOutputBytesTotal is looked at again for every maxOutputBytes more.

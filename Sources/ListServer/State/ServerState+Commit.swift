@@ -16,13 +16,23 @@ struct Committed {
     var afterReply: [() -> Void] = []
     /// With a store: resolves once the change is durable (`nil`), or with the error that undid it.
     var durable: Deferred<WireError?>?
-    /// The encoded `changes` object when the change's event was made: the reply reuses it.
-    var changesJSON: [UInt8]?
+    /// The encoded `changes` object when the change's event was made (a slice of the event): the reply
+    /// reuses it.
+    var changesJSON: ArraySlice<UInt8>?
 
     /// The command's result replying with `result`, then publishing; with a store, once the change is
     /// durable (or with the error that undid it).
     func result(_ result: @escaping (inout JSONWriter) -> Void) -> CommandResult {
-        let published = CommandResult(reply: .members(result), broadcast: broadcast, afterReply: afterReply)
+        self.result(reply: .members(result))
+    }
+
+    /// The command's result replying with a mutation's version and changes, then publishing.
+    func result(mutation: MutationReply) -> CommandResult {
+        result(reply: .mutation(mutation))
+    }
+
+    private func result(reply: CommandResult.Reply) -> CommandResult {
+        let published = CommandResult(reply: reply, broadcast: broadcast, afterReply: afterReply)
         guard let durable else { return published }
         return .later(durable.map { error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
     }
@@ -127,7 +137,10 @@ extension ServerState {
                 committed: &committed, allocator: allocator)
             if case .setLayout = operation {
                 // Views keep their cells; they draw them in the new layout.
-            } else {
+            } else if CommandRouter.touchesCells(applied.outcome.changes, reloadData: applied.outcome.reloadData)
+                || viewChanges.values.contains(where: { CommandRouter.touchesCells($0, reloadData: applied.outcome.reloadData) })
+            {
+                // (Inserts and moves alone leave every cell as it is: nothing to do after the reply.)
                 let outcome = applied.outcome
                 committed.afterReply.append { [self] in
                     CommandRouter.updateDisplayedCells(

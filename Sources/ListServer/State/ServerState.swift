@@ -156,9 +156,9 @@ package final class ServerState {
     /// its own gets its own line, when it has one).
     func send(_ broadcast: Broadcast) {
         if broadcast.ownEvents.isEmpty {
-            for attachment in broadcast.dataSource.attachedViews { attachment.connection.sendEvent(broadcast.event) }
+            broadcast.dataSource.forEachAttachedView { $0.connection.sendEvent(broadcast.event) }
         } else {
-            for attachment in broadcast.dataSource.attachedViews {
+            broadcast.dataSource.forEachAttachedView { attachment in
                 attachment.connection.sendEvent(broadcast.ownEvents[ObjectIdentifier(attachment)] ?? broadcast.event)
             }
         }

@@ -22,7 +22,9 @@ package final class DataSource: ServedDataSource {
     package override var hasViews: Bool { !views.isEmpty }
 
     func attach(_ attachment: ViewSession) {
+        if let previous = views[attachment.name], previous !== attachment { previous.isAttached = false }
         views[attachment.name] = attachment
+        attachment.isAttached = true
         viewOrder.append(attachment)
     }
 
@@ -67,8 +69,9 @@ package final class DataSource: ServedDataSource {
     /// Detaches a view; the views that follow selections learn that its selection is gone.
     func detach(view name: String) {
         guard let view = views.removeValue(forKey: name) else { return }
+        view.isAttached = false
         if expandingViews[name] === view { expandingViews[name] = nil }
-        if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { views[$0.name] !== $0 } }
+        if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { !$0.isAttached } }
         if !view.selection.isEmpty {
             let deselected = view.selection.items
             view.selection = ViewSelection()
@@ -83,7 +86,13 @@ package final class DataSource: ServedDataSource {
     }
 
     /// The attached views in attach order. O(views attached and recently detached).
-    var attachedViews: [ViewSession] { viewOrder.filter { views[$0.name] === $0 } }
+    var attachedViews: [ViewSession] { viewOrder.filter(\.isAttached) }
+
+    /// Calls `body` with every attached view in attach order, without making an array or hashing a name
+    /// (a change's event to each view). A view detached meanwhile is skipped.
+    func forEachAttachedView(_ body: (ViewSession) -> Void) {
+        for view in viewOrder where view.isAttached { body(view) }
+    }
 }
 
 /// A view attached to a data source, living on one connection: its name and its cells (the displayed
@@ -97,6 +106,8 @@ final class ViewSession {
     var selection = ViewSelection()
     /// Whether this view gets `selectionChanged` events about other views (`attach` with `selectionEvents`).
     var followsSelection = false
+    /// Whether the data source holds this view (set by `DataSource.attach` and `detach`).
+    fileprivate(set) var isAttached = false
     /// What the view expanded or collapsed itself (expansion scope `perView`), and what it shows as a
     /// result; `nil` while it shows the data source's snapshot as it is. Kept by `DataSource`.
     fileprivate(set) var expansion: ViewExpansion?
