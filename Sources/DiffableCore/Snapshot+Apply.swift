@@ -155,7 +155,7 @@ struct StageApplier {
             guard insertedItemIDs.insert(item.id).inserted else {
                 throw Failure(message: "item \"\(item.id)\" is inserted twice.")
             }
-            if let slot = storage.slotByID[item.id] {
+            if let slot = storage.slot(of: item.id) {
                 let path = storage.indexPath(ofSlot: slot)
                 if !deletedPaths.contains(path) && !deletedSections.contains(path.section) {
                     throw Failure(message: "inserted item \"\(item.id)\" already exists.")

@@ -77,7 +77,6 @@ struct SnapshotDiffer {
     /// for an item in the slot that holds the same identifier string in `old` (a snapshot built with
     /// `init(_:reusing:)`): identifiers are unique, so that slot is the item's.
     private mutating func matchItems() {
-        let oldTable = old.slotByID
         let oldSlotCount = old.itemIDs.count
         for newPosition in 0..<new.sectionCount {
             new.forEachSlot(inSection: new.sectionKey(at: newPosition)) { newSlot in
@@ -85,7 +84,7 @@ struct SnapshotDiffer {
                 if Int(newSlot) < oldSlotCount, old.itemChunk[Int(newSlot)] >= 0, old.itemIDs[Int(newSlot)].hasSameRepresentation(as: id) {
                     oldSlotOfNewSlot[Int(newSlot)] = newSlot
                     newSlotOfOldSlot[Int(newSlot)] = newSlot
-                } else if let oldSlot = oldTable[id] {
+                } else if let oldSlot = old.slot(of: id) {
                     oldSlotOfNewSlot[Int(newSlot)] = oldSlot
                     newSlotOfOldSlot[Int(oldSlot)] = newSlot
                 }

@@ -64,7 +64,7 @@ extension Snapshot {
         var unknown: [String] = []
         var seen = Set<String>()
         for id in items where seen.insert(id).inserted {
-            guard let slot = storage.slotByID[id] else {
+            guard let slot = storage.slot(of: id) else {
                 unknown.append(id)
                 continue
             }
@@ -124,12 +124,12 @@ extension Snapshot {
     /// - Complexity: O(k).
     public mutating func updateItems(_ items: [Item]) throws {
         try Self.checkUnique(items.map(\.id), code: .duplicateItem, what: "item")
-        let unknown = items.map(\.id).filter { storage.slotByID[$0] == nil }
+        let unknown = items.map(\.id).filter { storage.slot(of: $0) == nil }
         if !unknown.isEmpty {
             throw SnapshotError(
                 .itemNotFound, "Items \(quoted(unknown)) do not exist in the snapshot.", identifiers: unknown)
         }
-        for item in items { storage.setData(item.data, ofSlot: storage.slotByID[item.id]!) }
+        for item in items { storage.setData(item.data, ofSlot: storage.slot(of: item.id)!) }
     }
 
     // MARK: Helpers
@@ -233,7 +233,7 @@ extension Snapshot {
     }
 
     private mutating func mark(_ items: [String], _ mark: SnapshotStorage.ItemMarks, verb: String) throws {
-        let unknown = items.filter { storage.slotByID[$0] == nil }
+        let unknown = items.filter { storage.slot(of: $0) == nil }
         if !unknown.isEmpty {
             throw SnapshotError(
                 .itemNotFound,
@@ -241,7 +241,7 @@ extension Snapshot {
                 identifiers: unknown)
         }
         for id in items {
-            let slot = Int(storage.slotByID[id]!)
+            let slot = Int(storage.slot(of: id)!)
             if !storage.itemMarks[slot].contains(mark) {
                 storage.itemMarks[slot].insert(mark)
                 if mark == .reloaded {

@@ -72,7 +72,7 @@ extension SnapshotStorage {
         itemIDs = other.itemIDs
         itemIdentifierBytes = other.itemIdentifierBytes
         itemData = other.itemData
-        slotByID = other.slotByID
+        slotTable = other.slotTable
         freeSlots = other.freeSlots
         itemChunk = Array(repeating: -1, count: other.itemIDs.count)
         itemOffset = Array(repeating: -1, count: other.itemIDs.count)

@@ -146,11 +146,11 @@ public struct Snapshot: Sendable {
     public func contains(section: String) -> Bool { storage.sectionKeyByID[section] != nil }
 
     /// Whether the snapshot has an item with this identifier. O(1) on average.
-    public func contains(item: String) -> Bool { storage.slotByID[item] != nil }
+    public func contains(item: String) -> Bool { storage.slot(of: item) != nil }
 
     /// The section that holds an item, or `nil` when the item does not exist. O(1) on average.
     public func sectionIdentifier(containingItem item: String) -> String? {
-        guard let slot = storage.slotByID[item] else { return nil }
+        guard let slot = storage.slot(of: item) else { return nil }
         return storage.sectionRecords[Int(storage.location(ofSlot: slot).section)].id
     }
 
@@ -173,7 +173,7 @@ public struct Snapshot: Sendable {
 
     /// The index path of an item, or `nil` when it does not exist. O(1) on average.
     public func indexPath(ofItem item: String) -> IndexPath? {
-        storage.slotByID[item].map { storage.indexPath(ofSlot: $0) }
+        storage.slot(of: item).map { storage.indexPath(ofSlot: $0) }
     }
 
     /// The identifier of the item at an index path, or `nil` when out of range. O(log chunks).
@@ -211,7 +211,7 @@ public struct Snapshot: Sendable {
 
     /// The payload of an item, or `nil` when the item does not exist. O(1) on average.
     public func data(ofItem item: String) -> JSONValue? {
-        storage.slotByID[item].map { storage.data(ofSlot: $0) }
+        storage.slot(of: item).map { storage.data(ofSlot: $0) }
     }
 
     /// The payload of a section, or `nil` when the section does not exist. O(1) on average.
@@ -253,7 +253,7 @@ public struct Snapshot: Sendable {
     /// O(marks).
     public mutating func clearMarks() {
         for id in storage.reloadedItemOrder + storage.reconfiguredItemOrder {
-            if let slot = storage.slotByID[id] { storage.itemMarks[Int(slot)] = [] }
+            if let slot = storage.slot(of: id) { storage.itemMarks[Int(slot)] = [] }
         }
         for id in storage.reloadedSectionOrder {
             if let key = storage.sectionKeyByID[id] { storage.sectionRecords[Int(key)].isReloaded = false }
@@ -279,7 +279,7 @@ public struct Snapshot: Sendable {
     }
 
     func itemSlot(_ item: String) throws -> Int32 {
-        guard let slot = storage.slotByID[item] else {
+        guard let slot = storage.slot(of: item) else {
             throw SnapshotError(.itemNotFound, "Item \"\(item)\" was not found in the snapshot.", identifiers: [item])
         }
         return slot
@@ -298,7 +298,7 @@ public struct Snapshot: Sendable {
     }
 
     private func hasMark(_ item: String, _ mark: SnapshotStorage.ItemMarks) -> Bool {
-        guard let slot = storage.slotByID[item] else { return false }
+        guard let slot = storage.slot(of: item) else { return false }
         return storage.itemMarks[Int(slot)].contains(mark)
     }
 

@@ -58,7 +58,7 @@ extension SnapshotStorage {
         case .detached(let slot, let section, let index):
             attach(slot, toSection: section, at: index)
         case .allocated(let slot, let fresh):
-            slotByID[itemIDs[Int(slot)]] = nil
+            slotTable.remove(itemIDs[Int(slot)], ids: itemIDs)
             itemIdentifierBytes -= itemIDs[Int(slot)].utf8.count
             if fresh {
                 precondition(Int(slot) == itemIDs.count - 1, "undo out of order")
@@ -81,7 +81,7 @@ extension SnapshotStorage {
             itemIdentifierBytes += id.utf8.count
             itemData.set(data, at: Int(slot))
             itemMarks[Int(slot)] = marks
-            slotByID[id] = slot
+            slotTable.insert(id, slot: slot)
         case .sectionInserted(let key, let fresh):
             let position = position(ofSectionKey: key)
             sectionOrder.remove(at: position)

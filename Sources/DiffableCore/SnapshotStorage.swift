@@ -4,7 +4,7 @@
 ///  sectionOrder:  [k2, k0, k1]                   position → section key
 ///  section k2:    chunks [c4, c1]  count 700     chunk c4: start 0,   slots [s9, s3, …] (512)
 ///                                                chunk c1: start 512, slots [s7, …]     (188)
-///  slotByID:      "a" → s9, "b" → s3, …           itemChunk[s9] = c4, itemOffset[s9] = 0
+///  slotTable:     "a" → s9, "b" → s3, …           itemChunk[s9] = c4, itemOffset[s9] = 0
 /// ```
 ///
 /// Every item has a *slot*, a stable handle that keeps its identifier, payload and location for as long
@@ -50,7 +50,7 @@ struct SnapshotStorage: Sendable {
     var itemOffset: [Int32] = []
     var itemMarks: [ItemMarks] = []
     var freeSlots: [Int32] = []
-    var slotByID: [String: Int32] = [:]
+    var slotTable = ItemSlotTable()  // identifier → slot (the identifiers are itemIDs)
 
     // Chunks, by handle.
     var chunks: [Chunk] = []
@@ -83,6 +83,9 @@ struct SnapshotStorage: Sendable {
     // MARK: Sections
 
     var sectionCount: Int { sectionOrder.count }
+
+    /// The slot of the item `id`, or `nil`. O(1) on average.
+    func slot(of id: String) -> Int32? { slotTable.slot(of: id, ids: itemIDs) }
 
     func sectionKey(at position: Int) -> Int32 { sectionOrder[position] }
 
@@ -194,12 +197,11 @@ struct SnapshotStorage: Sendable {
     }
 
     /// The slot of `item`'s identifier, with a single hash probe: the existing slot, or a new detached
-    /// slot holding `item` (registered in `slotByID`). O(1) on average.
+    /// slot holding `item` (registered in `slotTable`). O(1) on average.
     mutating func findOrAllocateSlot(for item: Item) -> (slot: Int32, isNew: Bool) {
         let candidate = freeSlots.last ?? Int32(itemIDs.count)
-        var existing: Int32 = -1
-        Self.claim(&slotByID[item.id, default: -1], candidate: candidate, existing: &existing)
-        if existing >= 0 { return (existing, false) }
+        let (found, inserted) = slotTable.slot(of: item.id, orInsert: candidate, ids: itemIDs)
+        if !inserted { return (found, false) }
         undoLog?.append(.allocated(slot: candidate, fresh: freeSlots.last != candidate))
         itemIdentifierBytes += item.id.utf8.count
         if freeSlots.last == candidate {
@@ -217,15 +219,10 @@ struct SnapshotStorage: Sendable {
         return (candidate, true)
     }
 
-    private static func claim(_ value: inout Int32, candidate: Int32, existing: inout Int32) {
-        if value < 0 { value = candidate } else { existing = value }
-    }
-
     /// Makes room for `count` more identifiers in the hash table at once, growing geometrically so
     /// that repeated small reservations stay amortized O(1).
     mutating func reserveAdditionalItems(_ count: Int) {
-        let needed = slotByID.count + count
-        if needed > slotByID.capacity { slotByID.reserveCapacity(max(needed, slotByID.capacity * 2)) }
+        slotTable.reserve(slotTable.count + count)
     }
 
     /// Frees a detached slot that was never attached (rolling back a failed call).
@@ -235,7 +232,7 @@ struct SnapshotStorage: Sendable {
 
     mutating func freeSlot(_ slot: Int32) {
         undoLog?.append(.freed(slot: slot, id: itemIDs[Int(slot)], data: itemData.packed(at: Int(slot)), marks: itemMarks[Int(slot)]))
-        slotByID[itemIDs[Int(slot)]] = nil
+        slotTable.remove(itemIDs[Int(slot)], ids: itemIDs)
         itemIdentifierBytes -= itemIDs[Int(slot)].utf8.count
         itemIDs[Int(slot)] = ""
         itemData.set(JSONValue.null, at: Int(slot))
@@ -456,14 +453,14 @@ struct SnapshotStorage: Sendable {
                     if itemChunk[Int(slot)] != handle || itemOffset[Int(slot)] != Int32(offset) {
                         problems.append("slot location of \(itemIDs[Int(slot)])")
                     }
-                    if slotByID[itemIDs[Int(slot)]] != slot { problems.append("slot of \(itemIDs[Int(slot)])") }
+                    if self.slot(of: itemIDs[Int(slot)]) != slot { problems.append("slot of \(itemIDs[Int(slot)])") }
                 }
                 start += chunk.slots.count
             }
             if start != record.count { problems.append("count of \(record.id)") }
             total += start
         }
-        if total != itemCount || slotByID.count != itemCount { problems.append("item count") }
+        if total != itemCount || slotTable.count != itemCount { problems.append("item count") }
         let free = Set(freeSlots)
         let held = itemIDs.indices.filter { !free.contains(Int32($0)) }
         if held.reduce(0, { $0 + itemIDs[$1].utf8.count }) != itemIdentifierBytes { problems.append("item identifier bytes") }
