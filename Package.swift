@@ -199,12 +199,14 @@ let package = Package(
             name: "server-benchmarks",
             dependencies: [
                 "DiffableCore", "ListWire", "ListClient", "ListServer", "ListServerTestKit", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"), "AllocationCounter",
+                .product(name: "NIOPosix", package: "swift-nio"), "AllocationCounter", "CEpoll",
             ],
             path: "Benchmarks/ServerBenchmarks"
         ),
         // Counts the benchmark process's heap allocations (allocations per request).
         .target(name: "AllocationCounter", path: "Benchmarks/AllocationCounter"),
+        // epoll for the benchmark client (fan-out to 10,000 views).
+        .target(name: "CEpoll", path: "Benchmarks/CEpoll"),
     ],
     swiftLanguageModes: [.v6]
 )

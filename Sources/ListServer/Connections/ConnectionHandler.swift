@@ -231,19 +231,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private var flushScheduled = false
 
-    /// Writes and flushes the replies at the end of this turn of the event loop: when a written group
-    /// makes many of this connection's replies ready one after the other, they leave in one write.
+    /// Writes and flushes the replies and events at the end of this turn of the event loop: when a
+    /// written group makes many of this connection's replies ready one after the other, or a burst of
+    /// changes sends it many events, they leave in one write. (One task per turn for all connections:
+    /// `ServerState.flushAtEndOfTurn`.)
     private func flushLater(context: ChannelHandlerContext) {
         guard !flushScheduled else { return }
         flushScheduled = true
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let handler = bound.value
-            handler.flushScheduled = false
-            guard let context = handler.context else { return }
-            handler.writePending(context: context)
-            context.flush()
-        }
+        state.flushAtEndOfTurn(self, on: context.eventLoop)
+    }
+
+    /// The flush `flushLater` asked for.
+    func flushScheduledOutput() {
+        flushScheduled = false
+        guard let context else { return }
+        writePending(context: context)
+        context.flush()
     }
 
     private func deliver(_ outcome: CommandResult, context: ChannelHandlerContext) {

@@ -152,6 +152,35 @@ package final class ServerState {
             + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")" + loaded
     }
 
+    /// Connections whose output is flushed at the end of this turn of the loop (`flushAtEndOfTurn`).
+    private var connectionsToFlush: [ConnectionHandler] = []
+
+    /// Flushes `connection` at the end of this turn of the event loop, with every other connection that
+    /// asked in this turn: one task however many connections a change's events went to.
+    func flushAtEndOfTurn(_ connection: ConnectionHandler, on loop: EventLoop) {
+        if let flushLoop, flushLoop !== loop {
+            // A connection on another loop (listd has one; tests may not): a task of its own.
+            let bound = NIOLoopBound(connection, eventLoop: loop)
+            loop.execute { bound.value.flushScheduledOutput() }
+            return
+        }
+        connectionsToFlush.append(connection)
+        guard connectionsToFlush.count == 1 else { return }
+        flushLoop = loop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        loop.execute {
+            let state = bound.value
+            // Flushing may make another connection ask again (a closed view's last words): those go next turn.
+            let connections = state.connectionsToFlush
+            state.connectionsToFlush = []
+            state.flushLoop = nil
+            for connection in connections { connection.flushScheduledOutput() }
+        }
+    }
+
+    /// The loop the pending flush task runs on.
+    private var flushLoop: EventLoop?
+
     /// Writes an event line to every view of the broadcast's data source (a view with an expansion of
     /// its own gets its own line, when it has one).
     func send(_ broadcast: Broadcast) {

@@ -1,0 +1,2 @@
+// Only the header is used (see include/CEpoll.h).
+#include "CEpoll.h"
