@@ -253,7 +253,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if case .encoded(let reply) = outcome.reply {
             write(context: context, reply: reply)
             // The reply's buffer is the next reply's, emptied once nothing else holds it (JSONWriter).
-            if replyScratch.capacity == 0, reply.capacity <= 4096 { replyScratch = reply }
+            // (A small one only: an idle connection keeps it.)
+            if replyScratch.capacity == 0, reply.capacity <= 512 { replyScratch = reply }
         }
         if let broadcast = outcome.broadcast { state.send(broadcast) }
         for action in outcome.afterReply { action() }
