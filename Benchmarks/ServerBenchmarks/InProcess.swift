@@ -24,7 +24,7 @@ func inProcessAppendBenchmark(views: Int) {
         _ = try! watcher.send(Array(#"{"cmd":"attach","dataSource":"p","view":"v\#(index)"}"#.utf8) + [0x0A])
     }
     // LISTD_BENCH_REQUESTS: fewer requests (e.g. to record every allocation's stack with perf probes).
-    let count = ProcessInfoLite.integer("LISTD_BENCH_REQUESTS").map { max(16, $0 / 16 * 16) } ?? 160_000
+    let count = BenchmarkEnvironment.integer("LISTD_BENCH_REQUESTS").map { max(16, $0 / 16 * 16) } ?? 160_000
     func bursts(_ line: (Int) -> [UInt8]) -> [[UInt8]] {
         stride(from: 0, to: count, by: 16).map { start in (start..<start + 16).reduce(into: [UInt8]()) { $0 += line($1) } }
     }
@@ -121,6 +121,6 @@ func cellIdentifiers(in reply: [UInt8]) -> [String] {
 }
 
 /// Integer settings of the benchmark from the environment.
-enum ProcessInfoLite {
+enum BenchmarkEnvironment {
     static func integer(_ name: String) -> Int? { getenv(name).flatMap { Int(String(cString: $0)) } }
 }

@@ -1,12 +1,10 @@
 import NIOCore
 
-/// Splits listd's byte stream into lines (without their newline). A line longer than `maximumBytes`
-/// is an error: the connection is closed rather than buffered without bound.
-struct LineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
-
+/// Takes whole lines (without their newline) off the front of a buffer that a stream keeps appending to.
+/// A line longer than `maximumBytes` is an error: the connection is closed rather than buffered without
+/// bound. What it scanned without finding a newline is not scanned again (a long line is read once).
+struct LineSplitter {
     let maximumBytes: Int
-    /// How much of the buffer is known to hold no newline (a long line is scanned once, not per read).
     private var scanned = 0
 
     init(maximumBytes: Int) {
@@ -18,16 +16,32 @@ struct LineDecoder: ByteToMessageDecoder {
         var description: String { "listd sent a line longer than \(limit) bytes" }
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    /// The next whole line of `buffer` (read off it, with its newline), or `nil` until more comes.
+    mutating func nextLine(in buffer: inout ByteBuffer) throws -> ByteBuffer? {
         guard let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > maximumBytes { throw LineTooLong(limit: maximumBytes) }
             scanned = buffer.readableBytes
-            return .needMoreData
+            return nil
         }
         scanned = 0
-        let length = newline - buffer.readerIndex
-        let line = buffer.readSlice(length: length)!
+        let line = buffer.readSlice(length: newline - buffer.readerIndex)!
         buffer.moveReaderIndex(forwardBy: 1)
+        return line
+    }
+}
+
+/// Splits listd's byte stream into lines (without their newline), in a channel pipeline.
+struct LineDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+
+    private var splitter: LineSplitter
+
+    init(maximumBytes: Int) {
+        splitter = LineSplitter(maximumBytes: maximumBytes)
+    }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let line = try splitter.nextLine(in: &buffer) else { return .needMoreData }
         context.fireChannelRead(Self.wrapInboundOut(line))
         return .continue
     }

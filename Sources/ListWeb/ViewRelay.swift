@@ -41,16 +41,12 @@ enum ViewRelay {
                     // What listd sent in one read goes to the page as one message: its whole lines, joined
                     // by newlines (a line's end waits for the next read).
                     var partial = ByteBuffer()
-                    // How much of `partial` is known to hold no newline (a long line is scanned once).
-                    var scanned = 0
+                    var splitter = LineSplitter(maximumBytes: ListdLink.maximumLineBytes)
                     for try await chunk in fromListd {
                         partial.writeImmutableBuffer(chunk)
                         var message = ByteBuffer()
                         var lines = 0
-                        while let newline = partial.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
-                            scanned = 0
-                            let line = partial.readSlice(length: newline - partial.readerIndex)!
-                            partial.moveReaderIndex(forwardBy: 1)
+                        while let line = try splitter.nextLine(in: &partial) {
                             if line.readableBytesView.starts(with: helloPrefix) { continue }
                             if let (command, duration) = timings.answered(line) { metrics.recordLatency(command: command, duration: duration) }
                             if lines > 0 { message.writeInteger(UInt8(ascii: "\n")) }
@@ -58,8 +54,6 @@ enum ViewRelay {
                             lines += 1
                         }
                         partial.discardReadBytes()
-                        scanned = partial.readableBytes
-                        if partial.readableBytes > ListdLink.maximumLineBytes { throw LineDecoder.LineTooLong(limit: ListdLink.maximumLineBytes) }
                         guard lines > 0 else { continue }
                         counters.relayed(lines: lines, bytes: message.readableBytes)
                         try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: message)))
