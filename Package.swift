@@ -69,7 +69,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The embedded store: the state directory, its lock, and SQLite behind the Store protocol.
         .target(name: "ListStoreSQLite", dependencies: ["ListStore", "CSQLite", "CellCore", "DiffableCore", "FileSafety"]),
-        .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "ListEngine", "DiffableCore", "CellCore", "ListLayout", "ListWire"]),
+        .testTarget(name: "ListStoreSQLiteTests", dependencies: ["ListStoreSQLite", "ListStore", "ListEngine", "DiffableCore", "CellCore", "ListLayout", "ListWire", "TestSupport"]),
         // libpq from the system (libpq-dev), for the PostgreSQL store.
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The PostgreSQL store: listd's state in a PostgreSQL database, behind the Store protocol.
@@ -175,7 +175,7 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner", "listweb"],
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "TestSupport", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner", "listweb"],
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the

@@ -59,7 +59,7 @@ public final class LineConnection {
         // The descriptor is stored only once connected: a failed init closes it here, exactly once (a
         // fully initialized object that throws would also run `deinit`, closing a number that another
         // thread may have been given meanwhile).
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ClientError("socket(): \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <grp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -112,9 +115,18 @@ int listd_test_run_closing_descriptors(const char *const argv[], const char *dir
         errno = spawned;
         return -1;
     }
+    /* Waited for at most five minutes: a command that hangs (psql on a server that stopped answering)
+       is killed and named rather than holding the test run for ever. */
     int status;
-    while (waitpid(pid, &status, 0) == -1) {
-        if (errno != EINTR) return -1;
+    struct timespec slice = { .tv_sec = 0, .tv_nsec = 5 * 1000 * 1000 };
+    for (long waited = 0;; waited++) {
+        pid_t ended = waitpid(pid, &status, WNOHANG);
+        if (ended == pid) return status;
+        if (ended == -1 && errno != EINTR) return -1;
+        if (waited == 60000) {
+            fprintf(stderr, "test harness: %s still ran after 300 s: killed\n", argv[0]);
+            kill(pid, SIGKILL);
+        }
+        nanosleep(&slice, NULL);
     }
-    return status;
 }

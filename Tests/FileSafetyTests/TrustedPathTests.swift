@@ -118,7 +118,7 @@ struct TrustedPathTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/listd.sock"
         #expect(try TrustedPath.checkSocket(path, owners: me) == nil, "nothing there")
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// listweb in a real browser: Tests/Browser/listweb_test.py drives Debian's chromium with Playwright
@@ -29,11 +30,11 @@ struct BrowserTests {
         process.standardOutput = output
         process.standardError = output
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
+        try process.start()
         let deadline = ContinuousClock.now + .seconds(600)
         while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         try output.close()
         let report = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(process.terminationStatus == 0, "\(report)")

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// What one process may cost listd, measured on a real `listd --ephemeral` over its socket: clients that
@@ -384,16 +385,16 @@ func runProgram(_ path: String, _ arguments: [String], timeout: Duration = .seco
     environment["SWIFT_BACKTRACE"] = "enable=no"
     environment.removeValue(forKey: "NOTIFY_SOCKET")
     process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
+    let out = makePipe()
+    let err = makePipe()
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try process.start()
     let deadline = ContinuousClock.now + timeout
     while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
     if process.isRunning { process.terminate() }
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    process.waitUntilExit(within: .seconds(60))
     return (process.terminationStatus, output, errors)
 }

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// The directory holding the binaries under test (next to the test bundle).
@@ -28,18 +29,20 @@ func runProgram(
     for (key, value) in extraEnvironment { environment[key] = value }
     environment["SWIFT_BACKTRACE"] = "enable=no"
     process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
+    let out = makePipe()
+    let err = makePipe()
+    let inPipe = makePipe()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = inPipe
-    try process.run()
+    try process.start()
+    let watchdog = process.killIfStillRunning(after: .seconds(300))
+    defer { watchdog.cancel() }
     if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
     try inPipe.fileHandleForWriting.close()
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    guard process.waitUntilExit(within: .seconds(60)) else { throw ClientError("\(executable.lastPathComponent) did not end: \(errors)") }
     return (process.terminationStatus, output, errors)
 }
 
@@ -59,7 +62,7 @@ final class NotifySocket {
 
     init(directory: String) throws {
         path = directory + "/notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -107,7 +110,7 @@ final class Daemon {
     let socketPath: String
     let notify: NotifySocket
     let process = Process()
-    private let logPipe = Pipe()
+    private let logPipe = makePipe()
 
     /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it;
     /// `executable`: another listd than the one under test (e.g. an installed copy).
@@ -136,14 +139,14 @@ final class Daemon {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardError = logPipe
-        try process.run()
+        try process.start()
         try notify.wait(for: "READY=1")
     }
 
     deinit {
         if process.isRunning {
             process.terminate()
-            process.waitUntilExit()
+            process.waitUntilExit(within: .seconds(30))
         }
         try? FileManager.default.removeItem(atPath: directory)
     }

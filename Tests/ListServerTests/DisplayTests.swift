@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// Display signals: the owner of a data source learns what its views will display (their dequeues)
@@ -19,10 +20,10 @@ struct DisplayTests {
         let watch = Process()
         watch.executableURL = binaryDirectory.appendingPathComponent("listctl")
         watch.arguments = ["--socket", daemon.socketPath, "watch", "long", "--display", "--width", "0"]
-        let output = Pipe()
+        let output = makePipe()
         watch.standardOutput = output
         let printed = PipeCollector(output)
-        try watch.run()
+        try watch.start()
         defer { killAndWait(watch) }
         #expect(try eventually { printed.text.contains("watching long") })
 
@@ -58,10 +59,10 @@ struct DisplayTests {
         let view = Process()
         view.executableURL = binaryDirectory.appendingPathComponent("listview")
         view.arguments = ["--socket", daemon.socketPath, "long", "--follow", "--width", "20", "--height", "3", "--view", "open", "--scroll", "37"]
-        let output = Pipe()
+        let output = makePipe()
         view.standardOutput = output
         let printed = PipeCollector(output)
-        try view.run()
+        try view.start()
         defer { killAndWait(view) }
         #expect(try eventually { printed.text.contains("row39") })
         let owner = try daemon.connect()

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// Runs listctl with `arguments` (and `input` on stdin); returns its exit status, stdout and stderr.
@@ -239,7 +240,7 @@ struct ListctlTests {
         for escaped in [#"h\u{43e}me"#, #"home\u{200b}"#, #"\u{202e}emoh"#] { #expect(names.contains(escaped), "\(listed.out)") }
         let watch = try startWatch(daemon, ["h\u{43E}me", "--reconnect-seconds", "0"])
         try daemon.stop()
-        watch.process.waitUntilExit()
+        watch.process.waitUntilExit(within: .seconds(60))
         #expect(watch.output.text.contains(#"watching h\u{43e}me as"#), "\(watch.output.text)")
     }
 
@@ -278,7 +279,7 @@ struct ListctlTests {
         process.arguments = ["--socket", daemon.socketPath, "watch"] + arguments
         let output = try CapturedOutput()
         process.standardOutput = output.handle
-        try process.run()
+        try process.start()
         #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["views"] == 1 })
         return (process, output)
     }
@@ -290,7 +291,7 @@ struct ListctlTests {
         let layout = try daemon.request(["cmd": "layout", "dataSource": "home"]).result()["layout"]!
         #expect(try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": layout])["ok"] == true)
         #expect(try daemon.stop() == 0)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         let text = out.text
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
@@ -317,7 +318,7 @@ struct ListctlTests {
         // again): stop it (SIGKILL: the test process's children may inherit a blocked SIGTERM).
         #expect(try eventually { out.text.contains(" v2\n") && out.text.components(separatedBy: "listd went away; reconnecting…").count == 3 }, "\(out.text)")
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         let text = out.text
         #expect(text.contains("shutdown: listd is stopping\nlistd went away; reconnecting…\nreconnected; resuming after version 1\n"), "\(text)")
         #expect(text.components(separatedBy: " v1\n").count == 2, "v1 printed once: \(text)")
@@ -329,7 +330,7 @@ struct ListctlTests {
         let daemon = try Daemon(arguments: ["--demo"])
         let (process, out) = try startWatch(daemon, ["home", "--reconnect-seconds", "0.5"])
         #expect(try daemon.stop(signal: SIGKILL) == SIGKILL)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         let text = out.text
         #expect(text.contains("listd went away; reconnecting…"), "\(text)")
         #expect(process.terminationStatus == 2, "listd unreachable, as the man page says")
@@ -348,7 +349,7 @@ struct ListctlTests {
             "layout": ["default": ["list": ["appearance": "grouped"]], "sections": ["numbers": ["list": ["appearance": "sidebar"]]]],
         ])["ok"] == true)
         #expect(try daemon.request(["cmd": "dropDataSource", "dataSource": "emoji"])["ok"] == true)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         let text = out.text
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.allSatisfy { $0.unicodeScalars.count <= 42 }, "\(text)")

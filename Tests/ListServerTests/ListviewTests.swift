@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 let framesDirectory = protocolDirectory.deletingLastPathComponent().appendingPathComponent("Tests/ListServerTests/Frames")
@@ -150,13 +151,13 @@ struct ListviewTests {
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listview")
         process.arguments = ["--socket", daemon.socketPath, "emoji", "--follow", "--width", "40", "--height", "4", "--view", "follower"]
-        let output = Pipe()
-        let errors = Pipe()
+        let output = makePipe()
+        let errors = makePipe()
         process.standardOutput = output
         process.standardError = errors
         let collected = PipeCollector(output)
         let collectedErrors = PipeCollector(errors)
-        try process.run()
+        try process.start()
         defer { killAndWait(process) }
         // Each change only once listview has drawn what came before (it dequeues a frame's cells, then prints it).
         func cellsTaken() throws -> Int {
@@ -197,7 +198,7 @@ struct ListviewTests {
 func killAndWait(_ process: Process) {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    process.waitUntilExit(within: .seconds(60))
 }
 
 /// What a running process writes to a pipe, collected as it comes (to see frames as they are drawn).
@@ -240,13 +241,13 @@ struct ListviewResilienceTests {
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listview")
         process.arguments = ["--socket", daemon.socketPath, "t", "--follow", "--width", "30", "--height", "4", "--view", "f"]
-        let output = Pipe()
-        let errors = Pipe()
+        let output = makePipe()
+        let errors = makePipe()
         process.standardOutput = output
         process.standardError = errors
         let collected = PipeCollector(output)
         let collectedErrors = PipeCollector(errors)
-        try process.run()
+        try process.start()
         defer { killAndWait(process) }
         #expect(try eventually { collected.text.contains("row Alpha") }, "the first frame, before any change: \(collected.text)")
 
@@ -374,9 +375,22 @@ func spawnAndWait(_ arguments: [String], environment extra: [String: String] = [
     posix_spawnattr_setsigmask(&attributes, &empty)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
     var pid: pid_t = 0
-    guard posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { throw ClientError("cannot run \(arguments[0])") }
+    let spawned = ChildProcessLaunch.exclusively { posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) }
+    guard spawned == 0 else { throw ClientError("cannot run \(arguments[0])") }
+    // Waited for at most five minutes: a tmux command that hangs is killed rather than holding the run.
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let deadline = ContinuousClock.now + .seconds(300)
+    while true {
+        let ended = waitpid(pid, &status, WNOHANG)
+        if ended == pid || (ended < 0 && errno != EINTR) { break }
+        if ContinuousClock.now >= deadline {
+            FileHandle.standardError.write(Data("test harness: \(arguments.joined(separator: " ")) still ran after 300 s: killed\n".utf8))
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            break
+        }
+        Thread.sleep(forTimeInterval: 0.005)
+    }
     let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     return (exitStatus, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
 }

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -18,17 +19,17 @@ private func listdRefusing(_ arguments: [String], sourceLocation: SourceLocation
     environment.removeValue(forKey: "NOTIFY_SOCKET")
     environment["SWIFT_BACKTRACE"] = "enable=no"
     process.environment = environment
-    let log = Pipe()
+    let log = makePipe()
     process.standardError = log
     process.standardOutput = FileHandle.nullDevice
-    try process.run()
+    try process.start()
     let deadline = ContinuousClock.now + .seconds(20)
     while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
     if process.isRunning {
         Issue.record("listd started with \(arguments)", sourceLocation: sourceLocation)
         process.terminate()
     }
-    process.waitUntilExit()
+    process.waitUntilExit(within: .seconds(60))
     return (process.terminationStatus, String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
 }
 
@@ -167,7 +168,7 @@ struct PlantedPathTests {
 private final class LineConnectionServer {
     let descriptor: Int32
     init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.utf8.enumerated() { raw[index] = byte } }

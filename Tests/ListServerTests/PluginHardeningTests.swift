@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// listd's resident memory in KiB (`VmRSS`).
@@ -202,10 +203,10 @@ struct PluginHardeningTests {
         card.executableURL = binaryDirectory.appendingPathComponent("card-plugin")
         card.arguments = ["--socket", daemon.socketPath]
         card.standardError = FileHandle.nullDevice
-        try card.run()
+        try card.start()
         defer {
             kill(card.processIdentifier, SIGKILL)
-            card.waitUntilExit()
+            card.waitUntilExit(within: .seconds(60))
         }
         #expect(try eventually { try plugins(daemon).count == 1 })
         let cells = try connection.request(["cmd": "dequeue", "view": "v", "indexPaths": [[0, 0], [0, 1], [0, 2]]]).result()["cells"]!.arrayValue

@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 @Suite("ListPluginKit and the emoji plugin", .serialized)
@@ -14,7 +15,7 @@ struct PluginKitTests {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         return process
     }
 
@@ -32,7 +33,7 @@ struct PluginKitTests {
         let plugin = try startEmojiPlugin(socket: daemon.socketPath)
         defer {
             kill(plugin.processIdentifier, SIGKILL)
-            plugin.waitUntilExit()
+            plugin.waitUntilExit(within: .seconds(60))
         }
         let first = daemon
         #expect(try eventually { try first.request(["cmd": "stats"]).result()["plugins"]!.arrayValue.count == 1 })

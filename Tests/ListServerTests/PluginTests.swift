@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 let pycard = protocolDirectory.deletingLastPathComponent().appendingPathComponent("plugins/python/pycard.py").path
@@ -14,14 +15,14 @@ final class PluginProcess {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", pycard, "--socket", daemon.socketPath] + arguments
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
     }
 
     /// Kills the plugin outright (SIGKILL: a child of the test process may inherit a mask that blocks SIGTERM).
     func kill() {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
     }
 
     deinit { kill() }

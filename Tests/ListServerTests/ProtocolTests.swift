@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 @Suite("Wire protocol against a real listd", .serialized)
@@ -240,11 +241,11 @@ struct SystemdTests {
         environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         defer {
             if process.isRunning {
                 process.terminate()
-                process.waitUntilExit()
+                process.waitUntilExit(within: .seconds(60))
             }
         }
         // systemd-socket-activate starts listd on the first connection.
@@ -257,7 +258,7 @@ struct SystemdTests {
         #expect(reply.result()["dataSources"]?.arrayValue.count == 3)
         try notify.wait(for: "READY=1")
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         #expect(FileManager.default.fileExists(atPath: socketPath), "an inherited socket is never unlinked")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("README examples replayed against listd", .serialized)
@@ -46,14 +47,16 @@ struct ReadmeTests {
             environment["PATH"] = binaryDirectory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             environment["SWIFT_BACKTRACE"] = "enable=no"
             process.environment = environment
-            let out = Pipe()
-            let err = Pipe()
+            let out = makePipe()
+            let err = makePipe()
             process.standardOutput = out
             process.standardError = err
-            try process.run()
+            try process.start()
+            let watchdog = process.killIfStillRunning(after: .seconds(300))
+            defer { watchdog.cancel() }
             let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            process.waitUntilExit(within: .seconds(60))
             #expect(
                 output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) == expected,
                 "$ \(command)\n\(errors)")

@@ -2,6 +2,7 @@ import Foundation
 import ListClient
 import DiffableCore
 import ListWire
+import TestSupport
 import Testing
 
 /// Selection as data: a view's `setState selected` is the view's selection, kept by item, and other
@@ -119,15 +120,15 @@ import Testing
         let process = Process()
         process.executableURL = binaryDirectory.appendingPathComponent("listctl")
         process.arguments = ["--socket", daemon.socketPath, "watch", "tasks", "--selection", "--view", "watcher", "--reconnect-seconds", "0", "--width", "0"]
-        let output = Pipe()
+        let output = makePipe()
         process.standardOutput = output
-        try process.run()
+        try process.start()
         #expect(try eventually { try daemon.request(["cmd": "stats"]).result()["views"] == 2 })
         #expect(try screen.request(["cmd": "setState", "view": "screen", "item": "t3", "state": ["selected": true]])["ok"] == true)
         #expect(try screen.request(["cmd": "setState", "view": "screen", "item": "t1", "state": ["selected": false]])["ok"] == true)
         #expect(try daemon.request(["cmd": "ping"])["ok"] == true)
         #expect(try daemon.stop() == 0)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let user = NSUserName()
         #expect(text.contains("watching tasks as watcher from version 1\nselection of view screen (\(user)): t1\n"), "\(text)")

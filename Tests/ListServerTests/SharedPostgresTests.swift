@@ -189,7 +189,7 @@ struct SharedPostgresTests {
                 }
             }.start()
         }
-        done.wait()
+        #expect(done.wait(timeout: .now() + 120) == .success, "every writer stopped")
         let (acknowledged, _) = log.contents
         #expect(acknowledged.count > 300, "most writes succeed (\(acknowledged.count) of 360)")
         var finals: [JSONValue?] = []
@@ -258,7 +258,7 @@ struct SharedPostgresTests {
         #expect(try eventually { zip(acknowledgedCounts(), atTheKill).enumerated().allSatisfy { $0.offset % 2 == 0 || $0.element.0 >= $0.element.1 + 10 } },
             "the survivor's writers go on: \(atTheKill) at the kill, \(acknowledgedCounts()) since")
         log.stop()
-        done.wait()
+        #expect(done.wait(timeout: .now() + 120) == .success, "every writer stopped")
         let (acknowledged, _) = log.contents
         killed = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try survivor.request(["cmd": "appendItems", "dataSource": "log", "items": ["after"]])["ok"] == true)

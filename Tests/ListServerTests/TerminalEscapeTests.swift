@@ -2,6 +2,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 /// Identifiers and payloads holding terminal escapes (an OSC 52 clipboard write, a window title, BEL,
@@ -88,12 +89,12 @@ struct TerminalEscapeTests {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         server.arguments = ["python3", script, socketPath]
-        let ready = Pipe()
+        let ready = makePipe()
         server.standardOutput = ready
-        try server.run()
+        try server.start()
         defer {
             kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
+            server.waitUntilExit(within: .seconds(60))
         }
         _ = ready.fileHandleForReading.availableData  // "ready"
         func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {

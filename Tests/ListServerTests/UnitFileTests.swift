@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("systemd units")
@@ -25,12 +26,14 @@ struct UnitFileTests {
         process.arguments = arguments
         if let manualPath { process.environment = ProcessInfo.processInfo.environment.merging(["MANPATH": manualPath]) { _, new in new } }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let pipe = Pipe()
+        let pipe = makePipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try process.start()
+        let watchdog = process.killIfStillRunning(after: .seconds(300))
+        defer { watchdog.cancel() }
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        process.waitUntilExit(within: .seconds(60))
         return (process.terminationStatus, output)
     }
 

@@ -6,6 +6,7 @@ import ListLayout
 import ListStore
 import ListStoreSQLite
 import ListWire
+import TestSupport
 import Testing
 
 /// The SQLite store and the stored form of changes: what a model commits, written as records, reads
@@ -155,8 +156,8 @@ struct SQLiteStoreTests {
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [other, "CREATE TABLE notes(text)"]
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        try sqlite.start()
+        sqlite.waitUntilExit(within: .seconds(60))
         #expect { _ = try SQLiteStore(path: other, sync: .always) } throws: { error in
             (error as? StorageError)?.kind == .corrupt && "\(error)".contains("not a listd database")
         }

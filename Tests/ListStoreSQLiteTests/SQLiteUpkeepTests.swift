@@ -4,6 +4,7 @@ import Foundation
 @testable import ListEngine
 import ListStore
 import ListStoreSQLite
+import TestSupport
 import Testing
 
 /// What keeps the writer's transactions short: large checkpoints written in parts between other
@@ -76,9 +77,9 @@ struct SQLiteUpkeepTests {
             directory.database,
             "INSERT INTO checkpoint_parts SELECT id, checkpoint_version, checkpoint_parts, CAST('stray' AS BLOB) FROM data_sources",
         ]
-        sqlite.standardError = Pipe()
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        sqlite.standardError = makePipe()
+        try sqlite.start()
+        sqlite.waitUntilExit(within: .seconds(60))
         #expect(sqlite.terminationStatus == 0, "\(String(decoding: (try? (sqlite.standardError as? Pipe)?.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self))")
         let reopened = try SQLiteStore(path: directory.database, sync: .always)
         let again = StateModel()
@@ -180,8 +181,8 @@ struct SQLiteUpkeepTests {
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [directory.database, sql]
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        try sqlite.start()
+        sqlite.waitUntilExit(within: .seconds(60))
         #expect(sqlite.terminationStatus == 0)
 
         let store = try SQLiteStore(path: directory.database, sync: .always)

@@ -218,7 +218,7 @@ public final class ListServer: Sendable {
         guard (status.st_mode & S_IFMT) == S_IFSOCK else {
             throw ListServerError("\(path) exists and is not a socket")
         }
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(probe) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
