@@ -38,92 +38,196 @@ public struct ViewCells: Sendable {
 
     /// The most cells kept in one registration's pool; beyond it, cells leaving the screen are released.
     public var poolLimit: Int
-    public private(set) var cells: [String: Cell] = [:]
-    /// Free cells by registration (a stack: the most recently returned is reused first).
-    public private(set) var pools: [String: [String]] = [:]
-    /// The displayed cell of each item (or supplementary key).
-    public private(set) var displayed: [String: String] = [:]
-    public private(set) var counters: [String: Counters] = [:]
+    /// Every live cell, by its number (`c7` is cell 7): integer keys, no string hashed per look-up.
+    public private(set) var cells = CellTable()
+    /// One entry per registration this view took cells of (a handful: searched in order, no hashing):
+    /// its free cells (a stack: the most recently returned is reused first) and its counters.
+    private var registrations: [RegistrationCells] = []
+    /// The number of the displayed cell of each item (or supplementary key).
+    private var displayed: [String: Int] = [:]
     private var nextNumber = 1
+
+    private struct RegistrationCells: Sendable {
+        let name: String
+        var free: [Int] = []
+        var counters = Counters()
+    }
+
+    /// The live cells of a view by number; read by a cell's identifier (`"c7"`).
+    public struct CellTable: Sendable {
+        fileprivate var byNumber: [Int: Cell] = [:]
+
+        /// The cell whose identifier is `id`, if it lives.
+        public subscript(id: String) -> Cell? {
+            ViewCells.number(of: id).flatMap { byNumber[$0] }
+        }
+
+        /// Every live cell, in no particular order.
+        public var values: Dictionary<Int, Cell>.Values { byNumber.values }
+
+        public var count: Int { byNumber.count }
+    }
 
     public init(poolLimit: Int = 256) {
         self.poolLimit = poolLimit
     }
 
+    /// The number in a cell identifier (`"c7"` → 7); `nil` for anything else.
+    static func number(of id: String) -> Int? {
+        var utf8 = id.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "c") else { return nil }
+        var number = 0
+        var digits = 0
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
+            number = number * 10 + Int(byte &- UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 && (digits == 1 || id.utf8.dropFirst().first != UInt8(ascii: "0")) ? number : nil
+    }
+
+    private mutating func registrationIndex(_ name: String) -> Int {
+        if let index = registrations.firstIndex(where: { $0.name == name }) { return index }
+        registrations.append(RegistrationCells(name: name))
+        return registrations.count - 1
+    }
+
     /// A cell of `registration` to display for `key`: the one already displaying it, else one from the
     /// pool, else a new one. A displayed cell is never handed out for a second key. O(1).
     public mutating func obtain(registration: String, for key: String) -> (id: String, reused: Bool, alreadyDisplayed: Bool) {
-        if let current = displayed[key] {
-            if cells[current]?.registration == registration { return (current, false, true) }
-            release(current)  // the item now needs another registration
+        if let current = displayed[key], let cell = cells.byNumber[current] {
+            if cell.registration == registration { return (cell.id, false, true) }
+            release(number: current)  // the item now needs another registration
         }
+        let pool = registrationIndex(registration)
         // Popped in place: a copy of the pool would copy the whole array on every dequeue.
-        if let id = pools[registration]?.popLast() {
-            cells[id]!.displayedFor = key
-            displayed[key] = id
-            counters[registration, default: Counters()].reused += 1
-            return (id, true, false)
+        if let number = registrations[pool].free.popLast() {
+            registrations[pool].counters.reused += 1
+            displayed[key] = number
+            return cells.byNumber[number]!.displayed(for: key)
         }
-        let id = "c\(nextNumber)"
+        let number = nextNumber
         nextNumber += 1
-        cells[id] = Cell(id: id, registration: registration, displayedFor: key)
-        displayed[key] = id
-        counters[registration, default: Counters()].created += 1
+        let id = "c\(number)"
+        cells.byNumber[number] = Cell(id: id, registration: registration, displayedFor: key)
+        displayed[key] = number
+        registrations[pool].counters.created += 1
         return (id, false, false)
     }
 
     /// Records a cell's configuration; returns whether it replaced a different content type (the iOS 16
     /// "content view must be replaced" warning).
     public mutating func configured(_ id: String, with configuration: ConfiguredCell) -> Bool {
-        guard var cell = cells[id] else { return false }
-        let replaced = cell.contentType != nil && cell.contentType != configuration.type
-        if replaced { counters[cell.registration, default: Counters()].contentConfigurationsReplaced += 1 }
-        cell.contentType = configuration.type
-        cell.configured = configuration
-        cells[id] = cell
+        replacedContentType(configuring: id, with: configuration) != nil
+    }
+
+    /// Records a cell's configuration; returns the content type it had when that was another one (the
+    /// iOS 16 "content view must be replaced" warning), else `nil`.
+    public mutating func replacedContentType(configuring id: String, with configuration: ConfiguredCell) -> String? {
+        guard let number = Self.number(of: id), cells.byNumber[number] != nil else { return nil }
+        let (replaced, registration) = cells.byNumber[number]!.configure(with: configuration)
+        if replaced != nil { registrations[registrationIndex(registration)].counters.contentConfigurationsReplaced += 1 }
         return replaced
     }
 
     public mutating func setState(_ state: CellState, of id: String) {
-        cells[id]?.state = state
+        guard let number = Self.number(of: id) else { return }
+        cells.byNumber[number]?.state = state
     }
 
     /// Takes a displayed cell off the screen: back to its pool (prepared for reuse: content and state
     /// gone), or released when the pool is full. Returns `false` for an unknown or pooled cell.
     @discardableResult
     public mutating func release(_ id: String) -> Bool {
-        guard var cell = cells[id], let key = cell.displayedFor else { return false }
+        guard let number = Self.number(of: id) else { return false }
+        return release(number: number)
+    }
+
+    @discardableResult
+    private mutating func release(number: Int) -> Bool {
+        guard let key = cells.byNumber[number]?.displayedFor else { return false }
         displayed[key] = nil
-        cell.displayedFor = nil
-        cell.configured = nil
-        cell.state = CellState()
-        if pools[cell.registration, default: []].count < poolLimit {
-            pools[cell.registration, default: []].append(id)
-            cells[id] = cell
+        let pool = registrationIndex(cells.byNumber[number]!.registration)
+        if registrations[pool].free.count < poolLimit {
+            cells.byNumber[number]!.prepareForReuse()
+            registrations[pool].free.append(number)
         } else {
-            cells[id] = nil
-            counters[cell.registration, default: Counters()].released += 1
+            cells.byNumber[number] = nil
+            registrations[pool].counters.released += 1
         }
         return true
     }
 
     /// Drops every cell of a registration (it was unregistered): pooled ones at once, displayed ones too.
     public mutating func drain(registration: String) {
-        for (id, cell) in cells where cell.registration == registration {
+        for (number, cell) in cells.byNumber where cell.registration == registration {
             if let key = cell.displayedFor { displayed[key] = nil }
-            cells[id] = nil
+            cells.byNumber[number] = nil
         }
-        pools[registration] = nil
+        if let index = registrations.firstIndex(where: { $0.name == registration }) { registrations[index].free = [] }
+    }
+
+    /// Whether the cell `id` lives and is displayed (not pooled).
+    public func isDisplayed(_ id: String) -> Bool {
+        guard let number = Self.number(of: id) else { return false }
+        return cells.byNumber[number]?.displayedFor != nil
+    }
+
+    /// The state of the cell `id` (`nil` when no such cell lives).
+    public func state(of id: String) -> CellState? {
+        guard let number = Self.number(of: id) else { return nil }
+        return cells.byNumber[number]?.state
     }
 
     /// The cell displayed for `key`, if any.
-    public func displayedCell(for key: String) -> Cell? { displayed[key].flatMap { cells[$0] } }
+    public func displayedCell(for key: String) -> Cell? { displayed[key].flatMap { cells.byNumber[$0] } }
+
+    /// The keys (items, supplementary keys) that have a displayed cell.
+    public var displayedKeys: Dictionary<String, Int>.Keys { displayed.keys }
+
+    /// Every displayed cell with its key.
+    public var displayedCells: [(key: String, id: String)] {
+        displayed.compactMap { key, number in cells.byNumber[number].map { (key, $0.id) } }
+    }
 
     public var displayedCount: Int { displayed.count }
 
-    public func pooledCount(_ registration: String) -> Int { pools[registration]?.count ?? 0 }
+    public func pooledCount(_ registration: String) -> Int {
+        registrations.first { $0.name == registration }?.free.count ?? 0
+    }
+
+    /// Free cells over every registration.
+    public var pooledCount: Int { registrations.reduce(0) { $0 + $1.free.count } }
 
     public func displayedCount(_ registration: String) -> Int {
-        displayed.values.reduce(0) { $0 + (cells[$1]?.registration == registration ? 1 : 0) }
+        displayed.values.reduce(0) { $0 + (cells.byNumber[$1]?.registration == registration ? 1 : 0) }
+    }
+
+    /// The counters of each registration this view took cells of.
+    public var counters: [String: Counters] {
+        Dictionary(registrations.map { ($0.name, $0.counters) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+extension ViewCells.Cell {
+    /// Displayed for `key` again, taken from the pool.
+    fileprivate mutating func displayed(for key: String) -> (id: String, reused: Bool, alreadyDisplayed: Bool) {
+        displayedFor = key
+        return (id, true, false)
+    }
+
+    /// Records a configuration; returns the content type it replaced (when another), and the registration.
+    fileprivate mutating func configure(with configuration: ConfiguredCell) -> (replaced: String?, registration: String) {
+        let replaced = contentType != nil && contentType != configuration.type ? contentType : nil
+        contentType = configuration.type
+        configured = configuration
+        return (replaced, registration)
+    }
+
+    /// Off the screen, into the pool: no key, configuration or state.
+    fileprivate mutating func prepareForReuse() {
+        displayedFor = nil
+        configured = nil
+        state = CellState()
     }
 }

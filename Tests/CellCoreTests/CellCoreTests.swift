@@ -179,6 +179,30 @@ struct ViewCellsTests {
         #expect(cells.displayedCount == 1)
     }
 
+    /// Cells are kept by number: an identifier is read as `c` and its number exactly, so that look-alikes
+    /// (`c01`, `C1`, `c1 `) name no cell rather than another one.
+    @Test func identifiersAreReadExactly() {
+        var cells = ViewCells()
+        let a = cells.obtain(registration: "R", for: "a")
+        let b = cells.obtain(registration: "R", for: "b")
+        #expect(cells.cells["c1"]?.displayedFor == "a" && cells.cells["c2"]?.displayedFor == "b")
+        for lookalike in ["c01", "C1", "c1 ", "c", "1", "c-1", "c1c", "", "c99999999999999999999"] {
+            #expect(cells.cells[lookalike] == nil, "\(lookalike)")
+            let released = cells.release(lookalike)
+            #expect(!released, "\(lookalike)")
+        }
+        #expect(Set(cells.displayedCells.map { "\($0.key)=\($0.id)" }) == ["a=c1", "b=c2"])
+        #expect(Set(cells.displayedKeys) == ["a", "b"])
+        let releasedB = cells.release(b.id)
+        #expect(releasedB && cells.pooledCount == 1 && cells.cells["c2"]?.displayedFor == nil)
+        // The item needs another registration: its cell goes back to its pool, a cell of the other comes.
+        let other = cells.obtain(registration: "S", for: "a")
+        #expect(other.id == "c3" && cells.pooledCount("R") == 2 && cells.displayedCell(for: "a")?.registration == "S")
+        #expect(cells.displayedCount("S") == 1 && cells.displayedCount("R") == 0 && a.id == "c1")
+        cells.drain(registration: "R")
+        #expect(cells.cells.count == 1 && cells.pooledCount == 0)
+    }
+
     @Test func contentConfigurationReplacedOnAReusedCell() throws {
         let registration = try Registration(
             name: "mixed", definition: ["contentConfiguration": ["type": "{{#premium}}valueCell{{/premium}}{{^premium}}cell{{/premium}}"]])

@@ -198,7 +198,7 @@ extension CommandRouter {
             for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
             for change in stage.itemReconfigures { reconfigured.append(change.item.id) }
         }
-        for (key, id) in view.cells.displayed {
+        for (key, id) in view.cells.displayedCells {
             let gone: Bool
             if let (_, item) = anchoredSupplementary(ofKey: key) {
                 // A badge goes with its item.

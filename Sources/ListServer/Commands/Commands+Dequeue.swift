@@ -100,7 +100,7 @@ extension CommandRouter {
                     if registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
                         let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item)
-                        var cellState = view.cells.cells[id]!.state
+                        var cellState = view.cells.state(of: id)!
                         let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
                         if let placement, cellState.expanded != placement.expanded {
                             cellState.expanded = placement.expanded
@@ -253,7 +253,7 @@ extension CommandRouter {
         position: CellReply.Position, outline: OutlinePlacement? = nil, work: RenderWork? = nil
     ) -> CellReply {
         let (id, reused) = view.obtainCell(registration: registration.name, for: key)
-        var state = view.cells.cells[id]!.state
+        var state = view.cells.state(of: id)!
         // An outline item's expansion is the outline's, not the cell's.
         if let outline, state.expanded != outline.expanded {
             state.expanded = outline.expanded
@@ -267,10 +267,9 @@ extension CommandRouter {
             let configured = try (work ?? RenderWork()).spend(on: registration) { budget throws(CellError) in
                 try registration.configure(context, budget: &budget)
             }
-            let previousType = view.cells.cells[id]!.contentType
-            if view.cells.configured(id, with: configured) {
+            if let previousType = view.cells.replacedContentType(configuring: id, with: configured) {
                 reply.replacedWarning =
-                    "Cell \(id) of registration \"\(registration.name)\" had a \(previousType ?? "") configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
+                    "Cell \(id) of registration \"\(registration.name)\" had a \(previousType) configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
             }
             reply.configured = configured
         } catch {
@@ -292,7 +291,7 @@ extension CommandRouter {
             let ids = try arguments.strings("cells")
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
-                let unknown = ids.filter { view.cells.cells[$0]?.displayedFor == nil }
+                let unknown = ids.filter { !view.cells.isDisplayed($0) }
                 if !unknown.isEmpty {
                     throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
                 }

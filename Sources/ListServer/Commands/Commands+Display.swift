@@ -39,7 +39,7 @@ extension CommandRouter {
                 // the snapshot before the changes).
                 let current = dataSource.attachedViews.compactMap { view -> [UInt8]? in
                     let snapshot = view.snapshot(in: dataSource)
-                    let shown = view.cells.displayed.keys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
+                    let shown = view.cells.displayedKeys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
                     guard !shown.isEmpty else { return nil }
                     return DisplaySignals.event(
                         dataSource: dataSource.name, view: view.name, willDisplay: shown.sorted { $0.1 < $1.1 }.map(\.0), prefetch: [])

@@ -207,7 +207,7 @@ extension CommandRouter {
                                 writer.value([
                                     "view": .string(view.name), "dataSource": .string(name),
                                     "displayed": .int(view.cells.displayedCount),
-                                    "pooled": .int(view.cells.pools.values.reduce(0) { $0 + $1.count }),
+                                    "pooled": .int(view.cells.pooledCount),
                                     "created": .int(counters.reduce(0) { $0 + $1.created }),
                                     "reused": .int(counters.reduce(0) { $0 + $1.reused }),
                                     "released": .int(counters.reduce(0) { $0 + $1.released }),

@@ -236,14 +236,13 @@ extension CommandRouter {
                         withPluginContent: content, type: "plugin:" + contentType, background: answer["background"],
                         accessories: answer["accessories"], entry.context)
                     // The view may have let the cell go (or reused it for another item) while the plugin worked.
-                    guard view.cells.cells[entry.cell]?.displayedFor == entry.key else {
+                    guard view.cells.displayedCell(for: entry.key)?.id == entry.cell else {
                         replies[entry.index].configured = configured
                         continue
                     }
-                    let previous = view.cells.cells[entry.cell]?.contentType
-                    if view.cells.configured(entry.cell, with: configured) {
+                    if let previous = view.cells.replacedContentType(configuring: entry.cell, with: configured) {
                         replies[entry.index].replacedWarning =
-                            "Cell \(entry.cell) of registration \"\(entry.registration.name)\" had a \(previous ?? "") configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
+                            "Cell \(entry.cell) of registration \"\(entry.registration.name)\" had a \(previous) configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
                     }
                     replies[entry.index].configured = configured
                 }

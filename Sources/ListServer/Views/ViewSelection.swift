@@ -76,7 +76,7 @@ extension ViewSession {
     /// this view's selection when it shows an item.
     func obtainCell(registration: String, for key: String) -> (id: String, reused: Bool) {
         let (id, reused, _) = cells.obtain(registration: registration, for: key)
-        if !isSupplementaryKey(key), var state = cells.cells[id]?.state, state.selected != selection.contains(key) {
+        if !isSupplementaryKey(key), var state = cells.state(of: id), state.selected != selection.contains(key) {
             state.selected = selection.contains(key)
             cells.setState(state, of: id)
         }
