@@ -37,7 +37,18 @@ func postgresBenchmark() {
         }
     }
     print("— appendItems, SQLite against PostgreSQL (both --sync always), three rounds —")
-    for (connections, pipeline, perConnection, following) in [(50, 1, 2_000, true), (50, 1, 2_000, false), (50, 16, 4_000, true)] {
+    // LISTD_BENCH_POSTGRES_LOADS: other loads, e.g. "50x16,50x16f" (connections x in flight, f: with a
+    // second instance following).
+    var loads = [(50, 1, 2_000, true), (50, 1, 2_000, false), (50, 16, 4_000, true)]
+    if let text = getenv("LISTD_BENCH_POSTGRES_LOADS").map({ String(cString: $0) }) {
+        loads = text.split(separator: ",").compactMap { load in
+            let following = load.hasSuffix("f")
+            let numbers = load.dropLast(following ? 1 : 0).split(separator: "x").compactMap { Int($0) }
+            guard numbers.count == 2 else { return nil }
+            return (numbers[0], numbers[1], numbers[1] == 1 ? 2_000 : 4_000, following)
+        }
+    }
+    for (connections, pipeline, perConnection, following) in loads {
         if following && followerPID == 0 {
             followerPID = startListd(socket: followerSocket, storage: ["--postgres", postgres.uri, "--sync", "always"])
         } else if !following && followerPID != 0 {
@@ -52,6 +63,9 @@ func postgresBenchmark() {
                 socket: postgresSocket, connections: connections, pipeline: pipeline, perConnection: perConnection,
                 tag: "p\(pipeline)-\(following)-\(round)")
             ratios.append(postgresRun.requestsPerSecond / sqlite.requestsPerSecond)
+            if getenv("LISTD_BENCH_POSTGRES_STATS") != nil, let stats = try? LineConnection(path: postgresSocket).request(["cmd": "stats"])["result"]?["storage"] {
+                print("  the writing instance's storage: \(stats)")
+            }
             print("  PostgreSQL (\(setting))/SQLite at \(connections)×\(pipeline): \(fixed(ratios.last!, 2))× the throughput, "
                 + "PostgreSQL p99 \(fixed(postgresRun.p99 / 1_000, 2)) ms, SQLite p99 \(fixed(sqlite.p99 / 1_000, 2)) ms")
         }

@@ -110,6 +110,8 @@ struct LoadResult {
     var requestsPerSecond: Double
     var p50: Double
     var p99: Double
+    /// The slowest request, in microseconds.
+    var maximum: Double = 0
 }
 
 /// `connections` clients each send `perConnection` requests (`line(client, number)`, each ending in
@@ -173,7 +175,8 @@ func driveLoad(socket: String, connections: Int, pipeline: Int, perConnection: I
     for client in clients { close(client.descriptor) }
     latencies.sort()
     return LoadResult(
-        requestsPerSecond: Double(connections * perConnection) / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99))
+        requestsPerSecond: Double(connections * perConnection) / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
+        maximum: Double(latencies.last ?? 0) / 1_000)
 }
 
 /// A single-item `appendItems` request line.
@@ -192,7 +195,7 @@ func appendThroughput(socket: String, connections: Int, pipeline: Int, perConnec
     }
     let cpu = (cpuSeconds(listdPID) - cpuBefore) / Double(connections * perConnection) * 1e6
     print("appendItems, \(connections) connection\(connections == 1 ? "" : "s"), \(pipeline) in flight: "
-        + "\(Int(result.requestsPerSecond)) requests/s, p50 \(fixed(result.p50, 1)) µs, p99 \(fixed(result.p99, 1)) µs"
+        + "\(Int(result.requestsPerSecond)) requests/s, p50 \(fixed(result.p50, 1)) µs, p99 \(fixed(result.p99, 1)) µs, max \(fixed(result.maximum / 1_000, 1)) ms"
         + (listdPID == 0 ? "" : "; listd CPU \(fixed(cpu, 2)) µs per request"))
     _ = try? setup.request(["cmd": "dropDataSource", "dataSource": .string(tag)])
     return (result.requestsPerSecond, result.p99)
