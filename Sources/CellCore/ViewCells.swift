@@ -203,6 +203,11 @@ public struct ViewCells: Sendable {
         displayed.values.reduce(0) { $0 + (cells.byNumber[$1]?.registration == registration ? 1 : 0) }
     }
 
+    /// The counters of one registration in this view (zero when it took none of its cells).
+    public func counters(of registration: String) -> Counters {
+        registrations.first { $0.name == registration }?.counters ?? Counters()
+    }
+
     /// The counters of each registration this view took cells of.
     public var counters: [String: Counters] {
         Dictionary(registrations.map { ($0.name, $0.counters) }, uniquingKeysWith: { first, _ in first })

@@ -4,7 +4,8 @@ import Foundation
 /// the test run (and CI) for ever. Not part of any product.
 extension Process {
     /// Waits until the process exits, at most `timeout`. Past it the process is killed with SIGKILL (its
-    /// status then says so) and waited for ten seconds more; `false` when it was killed. Never waits
+    /// status then says so) and waited for ten seconds more; `false` when it was killed (or its end was
+    /// not seen: reading `terminationStatus` then traps, which ends the run at once). Never waits
     /// without a bound: Foundation learns of a child's end when a socket the child holds closes, and a
     /// copy of that socket leaked into another program (started by another thread at the same moment)
     /// keeps it open; the report then says the child had exited.
@@ -45,6 +46,11 @@ extension Process {
         let state = exited ? "had exited, but Foundation did not see its end (a descriptor leaked into another child?)" : "still ran: killed"
         let line = "test harness: \(name) \((arguments ?? []).joined(separator: " ")) after \(timeout): \(state)\n"
         FileHandle.standardError.write(Data(line.utf8))
-        if !exited { kill(processIdentifier, SIGKILL) }
+        // Foundation starts every child in a process group of its own: the group goes (a shell's
+        // children too), then the child itself.
+        if !exited {
+            kill(-processIdentifier, SIGKILL)
+            kill(processIdentifier, SIGKILL)
+        }
     }
 }

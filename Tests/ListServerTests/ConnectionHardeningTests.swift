@@ -393,6 +393,9 @@ func runProgram(_ path: String, _ arguments: [String], timeout: Duration = .seco
     let deadline = ContinuousClock.now + timeout
     while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
     if process.isRunning { process.terminate() }
+    // SIGTERM may be blocked in a child of the test process: killed for good if it still runs then.
+    let watchdog = process.killIfStillRunning(after: .seconds(10))
+    defer { watchdog.cancel() }
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit(within: .seconds(60))

@@ -1,3 +1,4 @@
+import CTestCredentials
 import DiffableCore
 import Foundation
 import ListClient
@@ -182,4 +183,56 @@ extension JSONValue {
 
     /// `error.code` of a failed reply.
     var errorCode: String? { self["error"]?["code"]?.stringValue }
+}
+
+/// A child started without Foundation (`listd_test_spawn`): for programs that close the descriptors they
+/// inherit, as systemd-socket-activate does, which would close the socket Foundation's `Process` watches
+/// for the child's end and leave its one watcher thread blocked until that child exits. Reaped here with
+/// bounded waits; killed (its whole process group) if still running at the end.
+final class SpawnedChild {
+    let pid: pid_t
+    private(set) var status: Int32?
+
+    init(_ arguments: [String], environment: [String: String], quiet: Bool = true) throws {
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        let spawned = argv.withUnsafeBufferPointer { argvPointer in
+            envp.withUnsafeBufferPointer { envpPointer in
+                ChildProcessLaunch.exclusively {
+                    listd_test_spawn(
+                        UnsafeRawPointer(argvPointer.baseAddress!).assumingMemoryBound(to: UnsafePointer<CChar>?.self),
+                        UnsafeRawPointer(envpPointer.baseAddress!).assumingMemoryBound(to: UnsafePointer<CChar>?.self), quiet ? 1 : 0)
+                }
+            }
+        }
+        guard spawned > 0 else { throw ClientError("cannot start \(arguments[0]): \(String(cString: strerror(errno)))") }
+        pid = spawned
+    }
+
+    deinit {
+        if status == nil {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+            _ = wait(within: .seconds(10))
+        }
+    }
+
+    /// The wait status once the child ended, waiting at most `timeout`; `nil` if it still runs.
+    @discardableResult
+    func wait(within timeout: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while status == nil {
+            var raw: Int32 = 0
+            let ended = waitpid(pid, &raw, WNOHANG)
+            if ended == pid { status = raw; break }
+            if ended < 0 && errno != EINTR { break }
+            if ContinuousClock.now >= deadline { break }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return status
+    }
 }

@@ -3,6 +3,7 @@ import DiffableCore
 import Foundation
 import ListClient
 import ListWire
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -16,7 +17,10 @@ let otherGID: UInt32 = 65534
 /// Connects to `daemon` as `uid`/`gid`: a forked child drops to them and connects, so listd's
 /// `SO_PEERCRED` reads them (the test process must be root, as CI's is).
 func connect(_ daemon: Daemon, uid: UInt32 = otherUID, gid: UInt32 = otherGID, groups: [UInt32] = []) throws -> LineConnection {
-    let descriptor = groups.withUnsafeBufferPointer { listd_test_connect_as(daemon.socketPath, uid, gid, $0.baseAddress, $0.count) }
+    // Under the launch lock: the forked child holds a copy of every descriptor until it exits.
+    let descriptor = ChildProcessLaunch.exclusively {
+        groups.withUnsafeBufferPointer { listd_test_connect_as(daemon.socketPath, uid, gid, $0.baseAddress, $0.count) }
+    }
     guard descriptor >= 0 else { throw ClientError("cannot connect as uid \(uid): \(String(cString: strerror(errno)))") }
     return LineConnection(adopting: descriptor)
 }

@@ -96,7 +96,9 @@ struct TerminalEscapeTests {
             kill(server.processIdentifier, SIGKILL)
             server.waitUntilExit(within: .seconds(60))
         }
-        _ = ready.fileHandleForReading.availableData  // "ready"
+        let watchdog = server.killIfStillRunning(after: .seconds(120))
+        _ = ready.fileHandleForReading.availableData  // "ready" (or nothing, once killed)
+        watchdog.cancel()
         func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
             try runExecutable("listctl", ["--socket", socketPath] + arguments)
         }

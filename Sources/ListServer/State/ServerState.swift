@@ -128,7 +128,7 @@ package final class ServerState {
         var totals = CellTotals()
         for dataSource in dataSources.values {
             for view in dataSource.attachedViews {
-                let counters = view.cells.counters[registration] ?? ViewCells.Counters()
+                let counters = view.cells.counters(of: registration)
                 totals.counters.created += counters.created
                 totals.counters.reused += counters.reused
                 totals.counters.released += counters.released

@@ -21,4 +21,10 @@ int listd_test_connect_as(const char *path, uid_t uid, gid_t gid, const gid_t *g
    cannot start. */
 int listd_test_run_closing_descriptors(const char *const argv[], const char *directory, const char *output, const char *errors);
 
+/* Starts `argv[0]` with `argv` and `envp` (both NULL-terminated) in a process group of its own, standard
+   input from /dev/null, standard error to /dev/null when `quiet`, every descriptor above stderr closed in
+   the child, without Foundation (a program that closes what it inherited, as systemd-socket-activate
+   does, would close the socket Foundation watches for the child's end). Returns the pid, or -1 with
+   errno set. The caller reaps it (waitpid). */
+pid_t listd_test_spawn(const char *const argv[], const char *const envp[], int quiet);
 #endif
