@@ -234,6 +234,10 @@ package final class CommitPipeline {
                 conflicts += 1
                 // Another instance committed first: once caught up, the router runs the mutations again.
                 undo(error: WireError(.storageFailed, "The change was not stored: \(error)", details: ["conflict": true]), conflict: true)
+            } else if (error as? StorageError)?.kind == .unknownOutcome {
+                // Undone here like a failed write; should the database hold it after all, this instance
+                // catches up with it from the log as it would with another instance's change.
+                undo(error: WireError(.storageFailed, "The change may or may not be stored: \(error)", details: ["outcome": "unknown"]), conflict: false)
             } else {
                 undo(error: WireError(.storageFailed, "The change was not stored: \(error)"), conflict: false)
             }

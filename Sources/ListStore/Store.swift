@@ -196,6 +196,10 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         /// The store holds another version of a data source than the write continues from (another
         /// writer got there first): nothing of the write was stored.
         case conflict
+        /// The commit was sent but its outcome could not be learned in the time allowed (the database
+        /// became unreachable meanwhile): the change may or may not be stored. The store learns which
+        /// from the database once it answers again, and listd follows what it finds.
+        case unknownOutcome
     }
 
     public var kind: Kind

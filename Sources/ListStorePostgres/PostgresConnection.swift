@@ -1,6 +1,10 @@
 import CPostgres
 import ListStore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A value bound to a query parameter (sent in PostgreSQL's binary format).
 enum PostgresValue {
     case text(String)
@@ -12,26 +16,99 @@ enum PostgresValue {
 /// A thin wrapper of one libpq connection: statements with binary parameters and results, and errors
 /// that name the server (without its password) and PostgreSQL's message. Not thread-safe: confine a
 /// connection to one thread at a time.
+///
+/// Nothing waits for the server without a bound: connecting, sending a statement and reading its result
+/// each end within `timeout` (libpq's non-blocking calls and `poll`). A server that stops answering
+/// (a partition drops packets; no reset arrives) makes the call fail with `StorageError` (`io`) naming
+/// the statement, and closes the connection, whose state is then unknown.
 final class PostgresConnection {
     /// The connection URI with any password left out, for messages.
     let displayName: String
+    /// The longest a connection, a statement or its result may take.
+    let timeout: Duration
     private var handle: OpaquePointer?
+    /// The server process of this connection (to learn what became of its transaction after it broke).
+    private(set) var backendProcess: Int32 = 0
 
     /// Connects to `uri` (libpq's syntax: `postgresql://user@host/db`, `postgresql://user@/db?host=/run/postgresql`,
-    /// or `key=value` pairs).
+    /// or `key=value` pairs), within `timeout`. TCP keepalives and a user timeout are on unless `uri`
+    /// says otherwise (they end a connection whose peer vanished even while nothing is sent).
     ///
     /// - Throws: `StorageError` (`io`) naming the server and why the connection failed.
-    init(uri: String) throws(StorageError) {
+    init(uri: String, timeout: Duration = .seconds(10)) throws(StorageError) {
         displayName = Self.redacted(uri)
-        handle = PQconnectdb(uri)
-        guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            let message = handle.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
-            PQfinish(handle)
-            self.handle = nil
-            throw StorageError(.io, "Cannot connect to PostgreSQL at \(displayName): \(message)")
+        self.timeout = timeout
+        let seconds = max(1, Int((timeout / .seconds(1)).rounded(.up)))
+        // Defaults first: the connection string (`dbname`, expanded) comes after them, so it wins.
+        let settings: [(String, String)] = [
+            ("connect_timeout", "\(seconds)"), ("keepalives", "1"), ("keepalives_idle", "\(max(1, seconds / 2))"),
+            ("keepalives_interval", "1"), ("keepalives_count", "3"), ("tcp_user_timeout", "\(seconds * 1_000)"),
+            ("dbname", uri),
+        ]
+        let deadline = ContinuousClock.now + timeout
+        handle = Self.withCStrings(settings) { keywords, values in PQconnectStartParams(keywords, values, 1) }
+        do throws(StorageError) {
+            guard let handle, PQstatus(handle) != CONNECTION_BAD else { throw connectionFailure() }
+            // As if PQconnectPoll had said "writing": wait until the socket is writable, then ask again.
+            var polling = PGRES_POLLING_WRITING
+            while polling != PGRES_POLLING_OK {
+                guard polling != PGRES_POLLING_FAILED else { throw connectionFailure() }
+                try wait(for: polling == PGRES_POLLING_READING ? POLLIN : POLLOUT, until: deadline, doing: "connecting")
+                polling = PQconnectPoll(handle)
+            }
+            guard PQsetnonblocking(handle, 1) == 0 else { throw connectionFailure() }
+            backendProcess = PQbackendPID(handle)
+        } catch {
+            close()
+            throw error
         }
         // Notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    /// Calls `body` with C arrays of the keys and values, each ending in `nil`.
+    private static func withCStrings<Result>(
+        _ pairs: [(String, String)], _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Result
+    ) -> Result {
+        let keys = pairs.map { UnsafePointer(strdup($0.0)) } + [nil]
+        let values = pairs.map { UnsafePointer(strdup($0.1)) } + [nil]
+        defer { for pointer in keys + values { free(UnsafeMutablePointer(mutating: pointer)) } }
+        return body(keys, values)
+    }
+
+    /// Why the connection could not be made (`io`), with libpq's message.
+    private func connectionFailure() -> StorageError {
+        let message = handle.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
+        return StorageError(.io, "Cannot connect to PostgreSQL at \(displayName): \(message)")
+    }
+
+    /// An `io` error with `what` and libpq's message.
+    private func failure(_ what: String) -> StorageError {
+        let message = handle.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
+        return StorageError(.io, "PostgreSQL at \(displayName): \(what): \(message)")
+    }
+
+    /// Waits until the socket is ready for `events` or the deadline passes (then the connection is
+    /// closed: what the server did with a request half sent or half answered is unknown).
+    private func wait(for events: Int32, until deadline: ContinuousClock.Instant, doing what: @autoclosure () -> String) throws(StorageError) {
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                close()
+                throw StorageError(
+                    .io, "PostgreSQL at \(displayName) did not answer within \(Self.seconds(timeout)) (\(what())): the connection is closed.")
+            }
+            var descriptor = pollfd(fd: socket, events: Int16(events), revents: 0)
+            let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
+            let ready = poll(&descriptor, 1, max(1, milliseconds))
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR { throw failure(what()) }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration / .milliseconds(1)
+        return milliseconds.truncatingRemainder(dividingBy: 1_000) == 0 ? "\(Int(milliseconds / 1_000)) s" : "\(milliseconds / 1_000) s"
     }
 
     deinit { close() }
@@ -68,7 +145,8 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String) throws(StorageError) -> PostgresResult {
         guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
-        return try check(PQexec(handle, sql), sql)
+        guard PQsendQuery(handle, sql) == 1 else { throw failure(Self.statement(sql)) }
+        return try collect(sql)
     }
 
     /// Runs one statement with `parameters` (`$1`, `$2`, …), results in binary.
@@ -101,15 +179,52 @@ final class PostgresConnection {
         }
         storage.append(0)
         let formats = [Int32](repeating: 1, count: parameters.count)
-        let result = storage.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+        let sent = storage.withUnsafeBufferPointer { buffer -> Int32 in
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             var values: [UnsafePointer<CChar>?] = []
             for (index, parameter) in parameters.enumerated() {
                 if case .null = parameter { values.append(nil) } else { values.append(base + offsets[index]) }
             }
-            return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+            return PQsendQueryParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
         }
-        return try check(result, sql)
+        guard sent == 1 else { throw failure(Self.statement(sql)) }
+        return try collect(sql)
+    }
+
+    /// Sends what libpq holds and reads every result of the statement(s) sent, within `timeout`;
+    /// returns the last one, or throws for the first that failed.
+    private func collect(_ sql: String) throws(StorageError) -> PostgresResult {
+        let deadline = ContinuousClock.now + timeout
+        guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            guard flushed == 1 else { throw failure(Self.statement(sql)) }
+            try wait(for: POLLIN | POLLOUT, until: deadline, doing: "sending \(Self.statement(sql))")
+            guard PQconsumeInput(handle) == 1 else { throw failure(Self.statement(sql)) }
+        }
+        var last: PostgresResult?
+        var firstError: StorageError?
+        while true {
+            while PQisBusy(handle) == 1 {
+                try wait(for: POLLIN, until: deadline, doing: Self.statement(sql))
+                guard let handle = self.handle, PQconsumeInput(handle) == 1 else { throw failure(Self.statement(sql)) }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            do throws(StorageError) {
+                last = try check(result, sql)
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
+        guard let last else { throw failure(Self.statement(sql)) }
+        return last
+    }
+
+    /// The first line of a statement, for messages.
+    private static func statement(_ sql: String) -> String {
+        sql.split(separator: "\n").first.map(String.init) ?? sql
     }
 
     private func check(_ result: OpaquePointer?, _ sql: String) throws(StorageError) -> PostgresResult {
@@ -121,7 +236,7 @@ final class PostgresConnection {
             let message = Self.message(PQresultErrorMessage(result))
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             PQclear(result)
-            let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
+            let statement = Self.statement(sql)
             // A unique key taken by another writer's commit (SQLSTATE 23505) is a conflict like a version
             // taken by it: nothing of the transaction was stored.
             throw StorageError(

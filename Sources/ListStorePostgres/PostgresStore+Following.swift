@@ -38,10 +38,12 @@ extension PostgresStore {
         try connection.query("SELECT pg_notify('\(Self.channel)', $1)", [.text("\(instance) \(kind)")])
     }
 
-    /// What a notification says, or `nil` for this instance's own (and for anything not listd's).
-    static func parse(_ payload: String, skipping instance: String) -> StoreNotice? {
+    /// What a notification says (`nil` for anything not listd's). This instance's own are passed on
+    /// too: they change nothing it holds, except after a write whose commit was cut off and that the
+    /// database committed after all (then the instance catches up with it, as with another's).
+    static func parse(_ payload: String) -> StoreNotice? {
         let fields = payload.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-        guard fields.count >= 2, fields[0] != instance else { return nil }
+        guard fields.count >= 2 else { return nil }
         switch fields[1] {
         case "c":
             guard fields.count == 4, let version = Int(fields[2]) else { return .dataSources }
@@ -54,7 +56,7 @@ extension PostgresStore {
     // MARK: SharedStore
 
     public func startFollowing(_ notice: @escaping @Sendable (StoreNotice) -> Void) {
-        follower.startListening(uri: uri, instance: instance, notice)
+        follower.startListening(uri: uri, timeout: timeout, notice)
     }
 
     public func stopFollowing() {
@@ -64,7 +66,7 @@ extension PostgresStore {
     public var reconnects: Int { follower.reconnectCount }
 
     public func changes(of name: String, after version: Int) throws(StorageError) -> FollowedChanges {
-        try follower.withReader(uri: uri) { reader throws(StorageError) -> FollowedChanges in
+        try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> FollowedChanges in
             var found = FollowedChanges.missing
             try Self.transaction(on: reader, readOnly: true) { () throws(StorageError) in
                 let source = try reader.query(
@@ -107,18 +109,18 @@ extension PostgresStore {
     }
 
     public func versions() throws(StorageError) -> [StoredVersion] {
-        try follower.withReader(uri: uri) { reader throws(StorageError) -> [StoredVersion] in
+        try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> [StoredVersion] in
             let rows = try reader.query("SELECT name, incarnation, version FROM listd_data_sources ORDER BY id")
             return (0..<rows.rowCount).map { StoredVersion(name: rows.text($0, 0), incarnation: rows.text($0, 1), version: rows.int($0, 2)) }
         }
     }
 
     public func storedRegistrations() throws(StorageError) -> [Registration] {
-        try follower.withReader(uri: uri) { reader throws(StorageError) -> [Registration] in try Self.registrations(on: reader) }
+        try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> [Registration] in try Self.registrations(on: reader) }
     }
 
     public func dataSource(named name: String, atVersion version: Int?) throws(StorageError) -> StoredDataSource? {
-        try follower.withReader(uri: uri) { reader throws(StorageError) -> StoredDataSource? in
+        try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> StoredDataSource? in
             var stored: StoredDataSource?
             try Self.transaction(on: reader, readOnly: true) { () throws(StorageError) in
                 let sources = try reader.query(
@@ -151,14 +153,16 @@ final class Follower: @unchecked Sendable {
     }
 
     /// Runs `body` on the reading connection, connecting it first when needed.
-    func withReader<Result>(uri: String, _ body: (PostgresConnection) throws(StorageError) -> Result) throws(StorageError) -> Result {
+    func withReader<Result>(uri: String, timeout: Duration, _ body: (PostgresConnection) throws(StorageError) -> Result) throws(StorageError) -> Result {
         lock.lock()
         defer { lock.unlock() }
         if reader?.isConnected != true {
             reader?.close()
             reader = nil
-            let connection = try PostgresConnection(uri: uri)
-            try connection.execute("SET client_min_messages = warning")
+            let connection = try PostgresConnection(uri: uri, timeout: timeout)
+            let milliseconds = Int(timeout / .milliseconds(1))
+            try connection.execute(
+                "SET client_min_messages = warning; SET statement_timeout = \(milliseconds); SET idle_in_transaction_session_timeout = \(milliseconds)")
             if readerConnectedOnce { reconnects += 1 }
             readerConnectedOnce = true
             reader = connection
@@ -167,8 +171,8 @@ final class Follower: @unchecked Sendable {
     }
 
     /// Starts the listening thread: it connects (again, with backoff from 0.1 to 5 s, after the
-    /// connection broke), listens, says `.resync` and then passes on every other instance's notification.
-    func startListening(uri: String, instance: String, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
+    /// connection broke), listens, says `.resync` and then passes on every notification.
+    func startListening(uri: String, timeout: Duration, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
         let start = lock.withLock { () -> Bool in
             guard !listening, !stopped else { return false }
             listening = true
@@ -176,7 +180,7 @@ final class Follower: @unchecked Sendable {
         }
         guard start else { return }
         let thread = Thread { [self] in
-            listen(uri: uri, instance: instance, notice)
+            listen(uri: uri, timeout: timeout, notice)
             listenerDone.signal()
         }
         thread.name = "listd-postgres-listener"
@@ -198,13 +202,13 @@ final class Follower: @unchecked Sendable {
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
-    private func listen(uri: String, instance: String, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
+    private func listen(uri: String, timeout: Duration, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
         var delay = 0.1
         var connectedOnce = false
         while !isStopped {
             let connection: PostgresConnection
             do {
-                connection = try PostgresConnection(uri: uri)
+                connection = try PostgresConnection(uri: uri, timeout: timeout)
                 try connection.execute("LISTEN \(PostgresStore.channel)")
             } catch {
                 // Waits in small steps, so that a stop is not held up.
@@ -224,7 +228,7 @@ final class Follower: @unchecked Sendable {
                 guard ready > 0 else { continue }
                 guard let payloads = try? connection.notifications() else { break }
                 for payload in payloads {
-                    if let parsed = PostgresStore.parse(payload, skipping: instance) { notice(parsed) }
+                    if let parsed = PostgresStore.parse(payload) { notice(parsed) }
                 }
             }
             connection.close()

@@ -33,7 +33,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     static let lockKey = 0x4C53_5444
     /// The channel of the notifications.
     static let channel = "listd"
-    /// This instance's name in its notifications (so that it skips its own).
+    /// This instance's name in its notifications (which of them it sent shows in the server's log).
     let instance = PostgresStore.makeInstanceName()
 
     public var kind: String { "postgresql" }
@@ -43,6 +43,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// Versions of log records kept for resuming views when a checkpoint trims the log.
     let retainVersions: Int
     let synchronousCommit: Bool
+    /// The longest listd waits for the database at a time (`PostgresConnection.timeout`).
+    let timeout: Duration
     var connection: PostgresConnection
     var sourceIDs: [String: Int] = [:]
     /// The reading connection and the listening thread (PostgresStore+Following.swift).
@@ -54,13 +56,17 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
     ///   - uri: libpq's connection URI or `key=value` string.
     ///   - synchronousCommit: `false` lets a commit return before its WAL is flushed (the `periodic`
     ///     sync mode: a crash of the database server may lose the last fraction of a second).
+    ///   - timeout: the longest a connection, a statement or its result may take (a database that stops
+    ///     answering fails the write within it, or within twice it when the commit itself was cut off);
+    ///     also the server's `statement_timeout` and `idle_in_transaction_session_timeout`.
     /// - Throws: `StorageError`: `io` when PostgreSQL cannot be reached or refuses, `newerSchema` when
     ///   a newer listd made the schema.
-    public init(uri: String, synchronousCommit: Bool = true, retainVersions: Int = 10_000) throws(StorageError) {
+    public init(uri: String, synchronousCommit: Bool = true, retainVersions: Int = 10_000, timeout: Duration = .seconds(10)) throws(StorageError) {
         self.uri = uri
         self.synchronousCommit = synchronousCommit
         self.retainVersions = retainVersions
-        connection = try PostgresConnection(uri: uri)
+        self.timeout = timeout
+        connection = try PostgresConnection(uri: uri, timeout: timeout)
         try prepareSession()
         try migrate()
         try reloadSourceIDs()
@@ -68,13 +74,20 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// The session's settings (again after a reconnection).
     private func prepareSession() throws(StorageError) {
-        try connection.execute("SET synchronous_commit = \(synchronousCommit ? "on" : "off"); SET client_min_messages = warning")
+        // A transaction whose commit never arrives (the link went down) is ended by the server, so that
+        // what became of it can be learned (`resolve`).
+        let milliseconds = Int(timeout / .milliseconds(1))
+        try connection.execute(
+            """
+            SET synchronous_commit = \(synchronousCommit ? "on" : "off"); SET client_min_messages = warning; \
+            SET statement_timeout = \(milliseconds); SET idle_in_transaction_session_timeout = \(milliseconds)
+            """)
     }
 
     /// Reconnects when the connection broke (the server restarted, the network dropped).
     private func ensureConnected() throws(StorageError) {
         guard !connection.isConnected else { return }
-        connection = try PostgresConnection(uri: uri)
+        connection = try PostgresConnection(uri: uri, timeout: timeout)
         follower.countReconnect()
         try prepareSession()
         try reloadSourceIDs()
@@ -220,25 +233,82 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     public func write(_ records: [StoreRecord]) throws(StorageError) {
         try ensureConnected()
+        let transactionID: Int
         do throws(StorageError) {
-            try transaction { () throws(StorageError) in
-                var changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)] = []
-                for record in records {
-                    if case .change(let name, let version, let operation, let changed) = record {
-                        changes.append((name, version, operation, changed))
-                        continue
-                    }
-                    // In order: the changes before a create, drop or checkpoint go in first.
-                    try insert(changes)
-                    changes = []
-                    try write(record)
+            // The transaction's id (one round trip with BEGIN), to learn its outcome should the commit be cut off.
+            let begun = try connection.execute("BEGIN; SELECT txid_current()")
+            guard let id = Int(begun.text(0, 0)) else { throw StorageError(.io, "\(displayName): txid_current() gave no transaction id.") }
+            transactionID = id
+            var changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)] = []
+            for record in records {
+                if case .change(let name, let version, let operation, let changed) = record {
+                    changes.append((name, version, operation, changed))
+                    continue
                 }
+                // In order: the changes before a create, drop or checkpoint go in first.
                 try insert(changes)
+                changes = []
+                try write(record)
             }
+            try insert(changes)
         } catch {
+            if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
             if connection.isConnected { try? reloadSourceIDs() }
             throw error
         }
+        do throws(StorageError) {
+            try connection.execute("COMMIT")
+        } catch {
+            // The server answered: it rolled the transaction back.
+            guard !connection.isConnected else {
+                try? reloadSourceIDs()
+                throw error
+            }
+            try resolve(transactionID, backend: connection.backendProcess, after: error)
+        }
+    }
+
+    /// Learns what became of a transaction whose commit was sent but not confirmed (the connection broke
+    /// or timed out): from PostgreSQL's commit log (`txid_status`), on a new connection, within
+    /// `timeout`. Returns when it committed; throws `error` when it did not. A transaction still in
+    /// progress (its commit has not reached the server, or the server has not noticed the broken link)
+    /// is ended first (`pg_terminate_backend` on its server process), so that the answer is final.
+    ///
+    /// - Throws: `error` when the transaction was rolled back; `StorageError` (`unknownOutcome`) when
+    ///   the database could not tell in time.
+    private func resolve(_ transactionID: Int, backend: Int32, after error: StorageError) throws(StorageError) {
+        let deadline = ContinuousClock.now + timeout
+        var reason = error.message
+        while ContinuousClock.now < deadline {
+            do throws(StorageError) {
+                let left = deadline - ContinuousClock.now
+                if !connection.isConnected {
+                    connection = try PostgresConnection(uri: uri, timeout: left)
+                    follower.countReconnect()
+                    try prepareSession()
+                }
+                let status = try connection.query("SELECT txid_status($1)", [.integer(transactionID)])
+                switch status.rowCount == 1 && !status.isNull(0, 0) ? status.text(0, 0) : "" {
+                case "committed":
+                    try? reloadSourceIDs()
+                    return
+                case "aborted":
+                    try? reloadSourceIDs()
+                    throw error
+                case "in progress":
+                    if backend != 0 { try connection.query("SELECT pg_terminate_backend($1)", [.integer(Int(backend))]) }
+                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+                    nanosleep(&pause, nil)
+                default:
+                    reason = "the database no longer knows transaction \(transactionID)"
+                }
+            } catch let failure where failure.message != error.message {
+                reason = failure.message
+            }
+        }
+        throw StorageError(
+            .unknownOutcome,
+            "\(displayName): the commit was sent but not confirmed (\(error.message)), and whether it was stored could not be learned within \(timeout) (\(reason)); listd follows what the database holds once it answers.")
     }
 
     /// Change rows per statement (4 parameters each, within PostgreSQL's 65,535).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import FileSafety
 import ListClient
 import ListServer
@@ -47,6 +48,16 @@ struct Listd: AsyncParsableCommand {
         "Keep the state in a PostgreSQL database instead of the state directory: libpq's URI, e.g. postgresql://listd@db.example/listd or postgresql://listd@/listd?host=/run/postgresql.",
         valueName: "uri"))
     var postgres: String?
+
+    @Option(help: ArgumentHelp(
+        "With --postgres: the longest listd waits for the database at a time (connecting, a statement, its result). A write the database does not confirm in time fails with storage-failed (within twice this when the commit itself was cut off). Default 10.",
+        valueName: "seconds"))
+    var postgresTimeout: Double = 10
+
+    @Option(help: ArgumentHelp(
+        "The longest a graceful stop (SIGTERM, SIGINT) may take before listd exits without waiting for the rest: views told, connections flushed, the store closed. What was acknowledged is stored already. Default 30.",
+        valueName: "seconds"))
+    var stopTimeout: Double = 30
 
     @Option(help: ArgumentHelp(
         "always: reply to a change once it is fsync'd; periodic: once written, fsync about every second (a power cut may lose the last second).",
@@ -152,9 +163,20 @@ struct Listd: AsyncParsableCommand {
             }
             logger.info("stopping (\(signal))")
             Systemd.stopping(status: "Stopping: draining connections")
+            Self.exitUnlessStopped(within: stopTimeout, logger: logger)
             await server.shutDown()
             logger.info("stopped")
             return
+        }
+    }
+
+    /// Ends the process if the graceful stop has not ended within `seconds` (a store that does not
+    /// answer, a connection that does not drain): nothing acknowledged depends on the rest of it.
+    static func exitUnlessStopped(within seconds: Double, logger: Logger) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            logger.error("not stopped within \(seconds) s: exiting without waiting any longer (what was acknowledged is stored)")
+            Systemd.notify("STATUS=Stopped without waiting for the rest")
+            Glibc.exit(EXIT_SUCCESS)
         }
     }
 
@@ -167,9 +189,11 @@ struct Listd: AsyncParsableCommand {
             if postgres != nil { throw ValidationError("--ephemeral and --postgres exclude each other.") }
             return .ephemeral
         }
+        guard stopTimeout > 0, stopTimeout <= 3_600 else { throw ValidationError("--stop-timeout is between 0 and 3600 seconds, not \(stopTimeout).") }
         if let uri = postgres ?? (stateDirectory == nil ? settings.postgres : nil) {
             if stateDirectory != nil { throw ValidationError("--postgres and --state-directory exclude each other.") }
-            return .postgres(uri, sync: mode)
+            guard postgresTimeout >= 0.1, postgresTimeout <= 3_600 else { throw ValidationError("--postgres-timeout is between 0.1 and 3600 seconds, not \(postgresTimeout).") }
+            return .postgres(uri, sync: mode, timeout: .milliseconds(Int64((postgresTimeout * 1_000).rounded())))
         }
         guard let directory = stateDirectory ?? StateDirectory.defaultPath(environment: SocketPath.environment) else {
             throw ValidationError("No state directory: pass --state-directory (or --ephemeral), or set STATE_DIRECTORY, XDG_STATE_HOME or HOME.")

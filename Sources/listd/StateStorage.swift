@@ -12,8 +12,8 @@ enum StorageChoice: Sendable, Equatable {
     /// A SQLite database in a state directory, with the given sync mode.
     case directory(String, sync: SQLiteStore.SyncMode)
     /// A PostgreSQL database (libpq's connection URI), with the given sync mode (`periodic` commits
-    /// with `synchronous_commit` off).
-    case postgres(String, sync: SQLiteStore.SyncMode)
+    /// with `synchronous_commit` off) and the longest wait for the database at a time.
+    case postgres(String, sync: SQLiteStore.SyncMode, timeout: Duration)
 }
 
 /// Opens the chosen store for the server (listd is where the store is picked; the server takes any
@@ -34,9 +34,9 @@ enum StateStorage {
             store = try SQLiteStore(path: directory!.databasePath, sync: sync, retainVersions: retainVersions)
             place = path
             periodicSync = sync == .periodic
-        case .postgres(let uri, let sync):
+        case .postgres(let uri, let sync, let timeout):
             directory = nil
-            let postgres = try PostgresStore(uri: uri, synchronousCommit: sync == .always, retainVersions: retainVersions)
+            let postgres = try PostgresStore(uri: uri, synchronousCommit: sync == .always, retainVersions: retainVersions, timeout: timeout)
             store = postgres
             place = "PostgreSQL at \(postgres.displayName)"
             periodicSync = false  // PostgreSQL flushes by itself

@@ -26,8 +26,37 @@ public final class PostgresTestServer {
     private let outer: String
     var dataDirectory: String { directory + "/data" }
     /// The connection URI listd is given (the socket directory as `host`).
-    public var uri: String { "postgresql://postgres@/listd?host=\(directory)" }
+    public var uri: String { "postgresql://postgres@/listd?host=\(directory)&port=\(socketPort)" }
+    /// The port in the Unix socket's name (PostgreSQL names it after the TCP port).
+    private var socketPort: UInt16 { network == nil ? 5432 : port }
     private let binaries: String
+
+    /// A server other hosts reach over TCP: TLS only, with a certificate of a test CA for `hostName`,
+    /// and the `listd` role's password checked with SCRAM-SHA-256 (the Unix socket stays open, without
+    /// a password, for the test's own `psql`).
+    public struct Network {
+        /// The IPv4 address the server listens on.
+        public var address: String
+        /// The name in the server's certificate (clients verify it with `sslmode=verify-full`).
+        public var hostName: String
+        /// A network namespace to run the server in (`ip netns exec`), or `nil`.
+        public var namespace: String?
+
+        public init(address: String = "127.0.0.1", hostName: String = "db.listd.test", namespace: String? = nil) {
+            self.address = address
+            self.hostName = hostName
+            self.namespace = namespace
+        }
+    }
+
+    /// The TCP settings, when the server listens on TCP.
+    public let network: Network?
+    /// The TCP port (0 without `network`).
+    public private(set) var port: UInt16 = 0
+    /// The `listd` role's password (random; empty without `network`).
+    public private(set) var password = ""
+    /// The test CA's certificate, which signed the server's (a file clients may read).
+    public var certificateAuthority: String { directory + "/ca.crt" }
 
     /// The newest installed PostgreSQL's programs.
     static func binaryDirectory() throws(Failure) -> String {
@@ -45,7 +74,8 @@ public final class PostgresTestServer {
 
     /// Makes a cluster in a new temporary directory (a short path: the socket's must fit
     /// `sockaddr_un`), starts it and creates the `listd` database.
-    public init() throws(Failure) {
+    public init(network: Network? = nil) throws(Failure) {
+        self.network = network
         binaries = try Self.binaryDirectory()
         var template = Array("/tmp/listd-pg.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
@@ -58,8 +88,86 @@ public final class PostgresTestServer {
             chmod(outer, 0o711)
         }
         try run(binaries + "/initdb", ["-D", dataDirectory, "-A", "trust", "-U", "postgres", "--no-sync"])
+        if let network { try prepareNetwork(network) }
         try start()
-        try run(binaries + "/createdb", ["-h", directory, "-U", "postgres", "listd"])
+        try run(binaries + "/createdb", ["-h", directory, "-p", "\(socketPort)", "-U", "postgres", "listd"])
+        if network != nil {
+            try psql("CREATE ROLE listd LOGIN PASSWORD '\(password)'; ALTER DATABASE listd OWNER TO listd")
+        }
+    }
+
+    /// Makes the test CA and the server's certificate, picks a port and a password, and lets TCP
+    /// clients in only over TLS with SCRAM-SHA-256.
+    private func prepareNetwork(_ network: Network) throws(Failure) {
+        password = Self.randomHex(16)
+        port = try Self.freePort(on: network.address)
+        let extensions = directory + "/server.ext"
+        try write("subjectAltName=DNS:\(network.hostName),IP:\(network.address)\n", to: extensions)
+        for arguments in [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=listd test CA", "-days", "30"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=\(network.hostName)"],
+            ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "30",
+             "-extfile", extensions],
+        ] {
+            try run("/usr/bin/openssl", arguments, in: directory)
+        }
+        chmod(directory + "/ca.crt", 0o644)
+        // Local connections (the test's psql) as before; TCP only with TLS and a password.
+        try write(
+            """
+            local all all trust
+            hostssl all all 0.0.0.0/0 scram-sha-256
+            hostnossl all all 0.0.0.0/0 reject
+
+            """, to: dataDirectory + "/pg_hba.conf")
+    }
+
+    /// A libpq connection string for the `listd` role over TCP with TLS, verifying the server's name
+    /// (`sslmode=verify-full`), the password read from `passfile`; `address` and `port` say where to
+    /// connect (e.g. a proxy), the server's name is what the certificate must show.
+    public func tlsConnectionString(address: String? = nil, port: UInt16? = nil, passfile: String) -> String {
+        guard let network else { return uri }
+        return "host=\(network.hostName) hostaddr=\(address ?? network.address) port=\(port ?? self.port) dbname=listd user=listd "
+            + "sslmode=verify-full sslrootcert=\(certificateAuthority) passfile=\(passfile)"
+    }
+
+    /// A passfile line for the `listd` role (any host and port).
+    public var passfileLine: String { "*:*:listd:listd:\(password)\n" }
+
+    private static func randomHex(_ bytes: Int) -> String {
+        String((0..<bytes * 2).map { _ in Array("0123456789abcdef")[Int.random(in: 0..<16)] })
+    }
+
+    /// A TCP port nobody listens on now at `address`.
+    private static func freePort(on address: String) throws(Failure) -> UInt16 {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(probe) }
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, address, &socketAddress.sin_addr) == 1 else { throw Failure(description: "not an IPv4 address: \(address)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) == 0 && getsockname(probe, $0, &length) == 0 }
+        }
+        // In a namespace of its own, the address may not exist here: any port will do there.
+        return bound ? UInt16(bigEndian: socketAddress.sin_port) : 5432
+    }
+
+    /// Writes `text` to a new file at `path` (replacing one), readable by the server's user.
+    private func write(_ text: String, to path: String) throws(Failure) {
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        guard Glibc.write(descriptor, bytes, bytes.count) == bytes.count else { throw Failure(description: "cannot write \(path)") }
+        if getuid() == 0 { fchown(descriptor, Self.postgresUser.uid, Self.postgresUser.gid) }
+    }
+
+    /// The `postgres` user's ids (0 when unknown).
+    private static var postgresUser: (uid: uid_t, gid: gid_t) {
+        guard let entry = getpwnam("postgres") else { return (0, 0) }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
     deinit {
@@ -69,10 +177,16 @@ public final class PostgresTestServer {
 
     /// Starts the server (again).
     public func start() throws(Failure) {
+        var options = "-c listen_addresses='' -c unix_socket_directories='\(directory)' -c fsync=on"
+        if let network {
+            options =
+                "-c listen_addresses='\(network.address)' -c port=\(port) -c unix_socket_directories='\(directory)' -c fsync=on "
+                + "-c ssl=on -c ssl_cert_file='\(directory)/server.crt' -c ssl_key_file='\(directory)/server.key' "
+                + "-c password_encryption=scram-sha-256"
+        }
         try run(
-            binaries + "/pg_ctl",
-            ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o",
-             "-c listen_addresses='' -c unix_socket_directories='\(directory)' -c fsync=on", "start"])
+            binaries + "/pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"],
+            namespace: network?.namespace)
     }
 
     /// Stops the server at once (as a crash would, `immediate`), or cleanly (`fast`).
@@ -84,7 +198,7 @@ public final class PostgresTestServer {
     /// wrote to standard error.
     @discardableResult
     public func psql(_ sql: String) throws(Failure) -> String {
-        try run(binaries + "/psql", ["-h", directory, "-U", "postgres", "-d", "listd", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        try run(binaries + "/psql", ["-h", directory, "-p", "\(socketPort)", "-U", "postgres", "-d", "listd", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
     /// Runs a program to completion in `/`, as the `postgres` user when root, and returns its standard
@@ -92,13 +206,16 @@ public final class PostgresTestServer {
     /// closed: `pg_ctl start` leaves the server running, and a server holding one of the caller's pipes
     /// (Foundation's `Process` ones, a benchmark's sockets) would keep them open.
     @discardableResult
-    private func run(_ program: String, _ arguments: [String], asPostgres: Bool = true) throws(Failure) -> String {
+    private func run(
+        _ program: String, _ arguments: [String], asPostgres: Bool = true, in workingDirectory: String = "/", namespace: String? = nil
+    ) throws(Failure) -> String {
         let asRoot = getuid() == 0 && asPostgres
-        let argv = asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        var argv = asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
+        if let namespace { argv = ["/usr/sbin/ip", "netns", "exec", namespace] + argv }
         let (output, errors) = (outer + "/command.out", outer + "/command.err")
         var cArguments: [UnsafePointer<CChar>?] = argv.map { UnsafePointer(strdup($0)) } + [nil]
         defer { for argument in cArguments { free(UnsafeMutablePointer(mutating: argument)) } }
-        let status = listd_test_run_closing_descriptors(&cArguments, "/", output, errors)
+        let status = listd_test_run_closing_descriptors(&cArguments, workingDirectory, output, errors)
         guard status != -1 else { throw Failure(description: "cannot start \(argv[0]): \(String(cString: strerror(errno)))") }
         let (text, complaints) = (Self.contents(of: output), Self.contents(of: errors))
         unlink(output)
