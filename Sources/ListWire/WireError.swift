@@ -17,6 +17,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case invalidMove = "invalid-move"
     case indexOutOfRange = "index-out-of-range"
     case versionConflict = "version-conflict"
+    case versionNotReached = "version-not-reached"
     case limitExceeded = "limit-exceeded"
     case notAttached = "not-attached"
     case invalidRegistration = "invalid-registration"
@@ -51,6 +52,8 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .invalidMove: return "A section or item was moved relative to itself."
         case .indexOutOfRange: return "An index or index path is outside the snapshot."
         case .versionConflict: return "ifVersion does not match the data source's current version."
+        case .versionNotReached:
+            return "minVersion: the data source did not reach that version here in time (another instance's write not followed yet, or none shares the store)."
         case .limitExceeded: return "A configured limit (data sources, items, batch size, identifier length, …) would be exceeded."
         case .notAttached: return "The command needs a view attached on this connection."
         case .invalidRegistration: return "A registration definition is malformed: unknown type or property, or a template that does not parse."

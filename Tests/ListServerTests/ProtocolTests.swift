@@ -45,6 +45,10 @@ struct ProtocolTests {
             (Array(#"{"cmd":"apply","dataSource":"home","snapshot":{"sections":[{"id":"a","items":["x"]},{"id":"b","items":["x"]}]}}"#.utf8), "duplicate-item"),
             (Array(#"{"cmd":"apply","dataSource":"home","ifVersion":41,"snapshot":{"sections":[]}}"#.utf8), "version-conflict"),
             (Array(#"{"cmd":"itemIdentifier","dataSource":"home","indexPath":[9,9]}"#.utf8), "index-out-of-range"),
+            // A single instance: no other can bring a newer version, so it fails at once.
+            (Array(#"{"cmd":"snapshot","dataSource":"home","minVersion":1000}"#.utf8), "version-not-reached"),
+            (Array(#"{"cmd":"snapshot","dataSource":"home","minVersion":-1}"#.utf8), "invalid-argument"),
+            (Array(#"{"cmd":"ping","minVersion":1}"#.utf8), "invalid-argument"),
         ]
         for (line, code) in cases {
             try connection.send(bytes: line + [0x0A])
@@ -62,6 +66,8 @@ struct ProtocolTests {
         let after = try connection.request(["cmd": "snapshot", "dataSource": "home"])
         #expect(after.jsonBytes == before.jsonBytes, "state stays byte-identical")
         #expect(try connection.request(["cmd": "ping"])["ok"] == true, "the connection stays usable")
+        let version = try #require(after["result"]?["version"]?.intValue)
+        #expect(try connection.request(["cmd": "snapshot", "dataSource": "home", "minVersion": .int(version)]).result()["version"] == .int(version))
     }
 
     @Test func overlongLinesAreRefusedThenTheConnectionCloses() throws {

@@ -308,4 +308,38 @@ struct SharedPostgresTests {
         #expect(reconnects > 0, "stats counts the reconnections")
         #expect(try first.request(["cmd": "stats"]).result()["storage"]?["shared"]?["lag"] == 0)
     }
+
+    /// Read-your-writes across instances: a read on the other instance with `minVersion` set to the
+    /// version a write's reply carried sees that write, every time, without waiting for the
+    /// notification; a version nobody wrote fails with `version-not-reached` within the bound.
+    @Test func aReadWithMinVersionSeesTheWriteMadeOnTheOther() throws {
+        let postgres = try PostgresTestServer()
+        let first = try Daemon(arguments: ["--postgres", postgres.uri])
+        let second = try Daemon(arguments: ["--postgres", postgres.uri])
+        let writer = try first.connect()
+        let reader = try second.connect()
+        // Made on the first: the other does not serve it yet, and reads it whole for minVersion.
+        let created = try writer.request(["cmd": "appendSections", "dataSource": "ryw", "sections": ["s"]]).result()["version"]
+        #expect(try reader.request(["cmd": "snapshot", "dataSource": "ryw", "minVersion": created ?? 0]).result()["version"] == created)
+        for round in 0..<40 {
+            let item = "i\(round)"
+            let written = try writer.request(["cmd": "appendItems", "dataSource": "ryw", "toSection": "s", "items": [.string(item)]]).result()
+            let version = try #require(written["version"]?.intValue)
+            let read =
+                round % 2 == 0
+                ? try reader.request(["cmd": "snapshot", "dataSource": "ryw", "minVersion": .int(version)]).result()
+                : try reader.request(["cmd": "item", "dataSource": "ryw", "item": .string(item), "minVersion": .int(version)]).result()
+            #expect("\(read)".contains("\"\(item)\""), "round \(round): \(read)")
+        }
+        let view = try second.connect()
+        let newest = try writer.request(["cmd": "appendItems", "dataSource": "ryw", "toSection": "s", "items": ["last"]]).result()["version"]
+        let attached = try view.request(["cmd": "attach", "dataSource": "ryw", "view": "v", "minVersion": newest ?? 0]).result()
+        #expect(attached["version"] == newest, "\(attached)")
+
+        let started = ContinuousClock.now
+        let ahead = try reader.request(["cmd": "snapshot", "dataSource": "ryw", "minVersion": .int((newest?.intValue ?? 0) + 100)])
+        #expect(ahead["error"]?["code"] == "version-not-reached", "\(ahead)")
+        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(try reader.request(["cmd": "stats", "minVersion": 1])["error"]?["code"] == "invalid-argument", "only reads of a data source take it")
+    }
 }

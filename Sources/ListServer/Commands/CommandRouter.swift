@@ -185,12 +185,84 @@ struct CommandRouter: Sendable {
         context.prepared = prepared
         do {
             var arguments = request.arguments
+            if command.effect == .reads, request.arguments.members["minVersion"] != nil,
+                let wanted = try Self.minimumVersion(&arguments, command: command)
+            {
+                let name = request.arguments.members["dataSource"]?.stringValue ?? ""
+                if (state.dataSources[name]?.version ?? -1) < wanted {
+                    return waitForVersion(wanted, of: name, request: request, line: line, connection: connection)
+                }
+            }
             let run = try command.prepare(&arguments, context)
             try arguments.finish()
             let execution = try Self.run(run, context: context, request: request)
             return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {
             return fail(id: request.echoedID, error, connection: connection)
+        }
+    }
+
+    /// How long a read with `minVersion` waits for this instance to follow the store that far.
+    static let minimumVersionWait = TimeAmount.seconds(10)
+
+    /// A read's `minVersion` (only commands that read one data source take it).
+    private static func minimumVersion(_ arguments: inout Arguments, command: Command) throws(WireError) -> Int? {
+        guard command.arguments.contains(where: { $0.name == "dataSource" }) else {
+            throw WireError(.invalidArgument, "Argument \"minVersion\" is for reads of one data source; \(command.name) takes none.")
+        }
+        return try arguments.optionalInt("minVersion", in: Arguments.countRange)
+    }
+
+    /// Runs a read once this instance holds `version` of the data source (read-your-writes across
+    /// instances): the follower reads the store now, without waiting for a notification; a version the
+    /// store has not reached within `minimumVersionWait` (or without a store shared with other
+    /// instances, at once) fails with `version-not-reached`.
+    private func waitForVersion(_ version: Int, of name: String, request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler)
+        -> CommandResult
+    {
+        let state = connection.state
+        let notReached = { (held: Int?) in
+            WireError(
+                .versionNotReached,
+                "Data source \"\(name)\" is \(held.map { "at version \($0)" } ?? "not served") here, not yet at \(version)"
+                    + (state.follower == nil ? "; no other instance shares this listd's store." : " after waiting \(Self.minimumVersionWait.nanoseconds / 1_000_000_000) s."),
+                details: ["version": held.map { .int($0) } ?? .null])
+        }
+        guard let follower = state.follower, let loop = connection.eventLoop else {
+            return fail(id: request.echoedID, notReached(state.dataSources[name]?.version), connection: connection)
+        }
+        let deferred = Deferred<CommandResult>()
+        let copy = [UInt8](line)
+        let waiting = WaitingRead()
+        waiting.expire = { [self] in
+            deferred.resolve(fail(id: request.echoedID, notReached(state.dataSources[name]?.version), connection: connection))
+        }
+        let bound = NIOLoopBound(waiting, eventLoop: loop)
+        let timer = loop.scheduleTask(in: Self.minimumVersionWait) { bound.value.finish()?() }
+        follower.catchUp([name], registrations: false).whenResolved {
+            guard waiting.finish() != nil else { return }
+            timer.cancel()
+            let held = state.dataSources[name]?.version
+            guard let held, held >= version else {
+                return deferred.resolve(self.fail(id: request.echoedID, notReached(held), connection: connection))
+            }
+            deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) })
+        }
+        return CommandResult(reply: .encoded([]), deferred: deferred)
+    }
+
+    /// A read waiting for a version: answered once, by the follower or by the timer (on the event loop only).
+    private final class WaitingRead {
+        var expire: (() -> Void)?
+        private var finished = false
+
+        /// The first call returns what answers the read on expiry (the caller that gets it finishes the
+        /// read, by expiring it or otherwise); later calls return `nil`.
+        func finish() -> (() -> Void)? {
+            guard !finished else { return nil }
+            finished = true
+            defer { expire = nil }
+            return expire ?? {}
         }
     }
 
