@@ -114,10 +114,11 @@ final class Daemon {
     private let logPipe = makePipe()
 
     /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it;
-    /// `executable`: another listd than the one under test (e.g. an installed copy).
+    /// `executable`: another listd than the one under test (e.g. an installed copy); `namespace`: a
+    /// network namespace to run it in (another host, `TestNetwork`).
     init(
         arguments: [String] = [], environment: [String: String] = [:], configuration: JSONValue? = nil, directory: String? = nil,
-        executable: URL? = nil
+        executable: URL? = nil, namespace: String? = nil
     ) throws {
         self.directory = try directory ?? makeTemporaryDirectory()
         socketPath = self.directory + "/listd.sock"
@@ -130,8 +131,15 @@ final class Daemon {
             try Data(configuration.jsonBytes).write(to: URL(fileURLWithPath: path))
             arguments += ["--config", path]
         }
-        process.executableURL = executable ?? binaryDirectory.appendingPathComponent("listd")
-        process.arguments = arguments
+        let listd = executable ?? binaryDirectory.appendingPathComponent("listd")
+        if let namespace {
+            // Another host: `ip netns exec` runs listd in the namespace (it execs: the same process).
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            process.arguments = ["netns", "exec", namespace, listd.path] + arguments
+        } else {
+            process.executableURL = listd
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
         env["SWIFT_BACKTRACE"] = "enable=no"
