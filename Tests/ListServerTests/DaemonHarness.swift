@@ -55,11 +55,19 @@ func makeTemporaryDirectory() throws -> String {
     return String(cString: result)
 }
 
-/// A datagram socket bound in a temporary directory, standing in for systemd's `NOTIFY_SOCKET`.
-final class NotifySocket {
+/// A datagram socket bound in a temporary directory, standing in for systemd's `NOTIFY_SOCKET`. A thread
+/// of its own keeps reading it, as systemd does: a socket nobody reads fills up (a few datagrams) and
+/// then blocks the sender, listd's event loop among them.
+final class NotifySocket: @unchecked Sendable {
     let path: String
     private let descriptor: Int32
-    private(set) var messages: [String] = []
+    private let lock = NSLock()
+    private var received: [String] = []
+    private var closed = false
+    private let drained = DispatchSemaphore(value: 0)
+
+    /// Every message received so far, oldest first.
+    var messages: [String] { lock.withLock { received } }
 
     init(directory: String) throws {
         path = directory + "/notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
@@ -73,9 +81,22 @@ final class NotifySocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0 else { throw ClientError("cannot bind the notify socket") }
+        Thread.detachNewThread { [self] in
+            while !lock.withLock({ closed }) { receive(waitMilliseconds: 50) }
+            drained.signal()
+        }
     }
 
-    deinit { close(descriptor) }
+    /// Stops the reading thread (within a second) and closes the socket.
+    func close() {
+        let wasOpen = lock.withLock { () -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        _ = drained.wait(timeout: .now() + 1)
+        Glibc.close(descriptor)
+    }
 
     /// Waits until a received message contains `assignment` (e.g. `READY=1`); returns that message.
     @discardableResult
@@ -83,24 +104,26 @@ final class NotifySocket {
         let deadline = ContinuousClock.now + timeout
         var checked = 0
         while true {
-            while checked < messages.count {
-                let message = messages[checked]
+            let all = messages
+            while checked < all.count {
+                let message = all[checked]
                 checked += 1
                 if message.split(separator: "\n").contains(where: { $0 == assignment || $0.hasPrefix(assignment) }) { return message }
             }
-            guard ContinuousClock.now < deadline else { throw ClientError("no \(assignment) within \(timeout); got \(messages)") }
+            guard ContinuousClock.now < deadline else { throw ClientError("no \(assignment) within \(timeout); got \(all)") }
             receive(waitMilliseconds: 50)
         }
     }
 
-    /// Reads whatever arrived.
+    /// Reads whatever arrived (waiting up to `waitMilliseconds` for the first datagram).
     func receive(waitMilliseconds: Int32 = 0) {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while poll(&poller, 1, waitMilliseconds) > 0 {
+        while !lock.withLock({ closed }) && poll(&poller, 1, waitMilliseconds) > 0 {
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count <= 0 { break }
-            messages.append(String(decoding: buffer[0..<count], as: UTF8.self))
+            let message = String(decoding: buffer[0..<count], as: UTF8.self)
+            lock.withLock { received.append(message) }
         }
     }
 }
@@ -112,6 +135,8 @@ final class Daemon {
     let notify: NotifySocket
     let process = Process()
     private let logPipe = makePipe()
+    /// listd's stderr, read as it comes (a pipe nobody reads fills up and blocks listd's logging).
+    private let logReader = PipeReader()
 
     /// `directory`: reuse another daemon's directory (and so its socket path), e.g. to restart it;
     /// `executable`: another listd than the one under test (e.g. an installed copy); `namespace`: a
@@ -149,6 +174,7 @@ final class Daemon {
         process.environment = env
         process.standardError = logPipe
         try process.start()
+        logReader.start(reading: logPipe)
         try notify.wait(for: "READY=1")
     }
 
@@ -157,6 +183,7 @@ final class Daemon {
             process.terminate()
             process.waitUntilExit(within: .seconds(30))
         }
+        notify.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -179,7 +206,7 @@ final class Daemon {
     }
 
     /// What listd wrote to stderr (only once it exited).
-    var log: String { String(decoding: logPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+    var log: String { logReader.text(within: .seconds(30)) }
 }
 
 extension JSONValue {
@@ -242,5 +269,32 @@ final class SpawnedChild {
             Thread.sleep(forTimeInterval: 0.005)
         }
         return status
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, keeping everything read.
+final class PipeReader: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var bytes = Data()
+    private var ended = false
+
+    func start(reading pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                lock.withLock { bytes.append(chunk) }
+            }
+            lock.withLock { ended = true }
+            done.signal()
+        }
+    }
+
+    /// Everything, once the pipe ended (or what was read by `timeout`).
+    func text(within timeout: Duration) -> String {
+        if !lock.withLock({ ended }) { _ = done.wait(timeout: .now() + Double(timeout.components.seconds)) }
+        return lock.withLock { String(decoding: bytes, as: UTF8.self) }
     }
 }

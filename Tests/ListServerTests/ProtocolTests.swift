@@ -236,6 +236,7 @@ struct SystemdTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/activated.sock"
         let notify = try NotifySocket(directory: directory)
+        defer { notify.close() }
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.path
         environment["SWIFT_BACKTRACE"] = "enable=no"
