@@ -140,16 +140,19 @@ final class Follower: @unchecked Sendable {
     private let lock = NSLock()
     private var reader: PostgresConnection?
     private var readerConnectedOnce = false
+    /// Its own lock: `lock` is held for a whole read, which may wait on the database for seconds, and
+    /// the count is read on the event loop (`stats`).
+    private let countLock = NSLock()
     private var reconnects = 0
     private var listening = false
     private var stopped = false
     private let listenerDone = DispatchSemaphore(value: 0)
 
     /// Times a connection was made again after it broke.
-    var reconnectCount: Int { lock.withLock { reconnects } }
+    var reconnectCount: Int { countLock.withLock { reconnects } }
 
     func countReconnect() {
-        lock.withLock { reconnects += 1 }
+        countLock.withLock { reconnects += 1 }
     }
 
     /// Runs `body` on the reading connection, connecting it first when needed.
@@ -163,7 +166,7 @@ final class Follower: @unchecked Sendable {
             let milliseconds = Int(timeout / .milliseconds(1))
             try connection.execute(
                 "SET client_min_messages = warning; SET statement_timeout = \(milliseconds); SET idle_in_transaction_session_timeout = \(milliseconds)")
-            if readerConnectedOnce { reconnects += 1 }
+            if readerConnectedOnce { countReconnect() }
             readerConnectedOnce = true
             reader = connection
         }

@@ -241,14 +241,14 @@ struct SeveralHostsTests {
         while ContinuousClock.now < end {
             let link = Bool.random(using: &random) ? hosts.linkA : hosts.linkB
             let name = link === hosts.linkA ? "a" : "b"
-            switch Int.random(in: 0..<4, using: &random) {
+            switch Int.random(in: 0..<6, using: &random) {
             case 0:
                 link.dropConnections()
                 faults["reset " + name, default: 0] += 1
             case 1:
                 link.setLatency(.milliseconds(50))
                 faults["latency " + name, default: 0] += 1
-            case 2:
+            case 2, 3:
                 link.blackHole()
                 faults["partition " + name, default: 0] += 1
             default:
