@@ -28,6 +28,8 @@ public final class FaultProxy: @unchecked Sendable {
     private var stopping = false
     private var accepted = 0
     private var dropped = 0
+    private var cut: (pattern: [UInt8], forward: Bool)?
+    private var cutsMade = 0
 
     /// Listens on `host` (an IPv4 address, port chosen by the kernel) and forwards to `upstream`.
     public init(listeningOn host: String = "127.0.0.1", upstreamHost: String, upstreamPort: UInt16) throws {
@@ -110,6 +112,18 @@ public final class FaultProxy: @unchecked Sendable {
         poke()
     }
 
+    /// Once: the first chunk a client sends that contains `pattern` (plain text, e.g. a statement) is
+    /// passed on (`forward`) or not, and from then on that connection passes nothing either way and is
+    /// not reset (the link to that one connection went down at that moment); other and new connections
+    /// pass. E.g. `COMMIT` forwarded: the server commits and its answer never arrives.
+    public func cut(afterClientSends pattern: String, forward: Bool) {
+        lock.withLock { cut = (Array(pattern.utf8), forward) }
+        poke()
+    }
+
+    /// Connections cut by `cut(afterClientSends:forward:)` so far.
+    public var cuts: Int { lock.withLock { cutsMade } }
+
     /// Connections accepted and connections dropped so far.
     public var counts: (accepted: Int, dropped: Int) { lock.withLock { (accepted, dropped) } }
 
@@ -135,6 +149,8 @@ public final class FaultProxy: @unchecked Sendable {
         var toUpstream = Direction()
         var toClient = Direction()
         var closed = false
+        /// Cut by `cut(afterClientSends:forward:)`: nothing more passes.
+        var severed = false
         init(client: Int32, upstream: Int32) {
             self.client = client
             self.upstream = upstream
@@ -160,7 +176,7 @@ public final class FaultProxy: @unchecked Sendable {
             if !blackHoled {
                 for link in links {
                     deliver(&link.toUpstream, to: link.upstream, now: now, link: link)
-                    deliver(&link.toClient, to: link.client, now: now, link: link)
+                    if !link.severed { deliver(&link.toClient, to: link.client, now: now, link: link) }
                 }
             }
             links.removeAll { link in
@@ -178,7 +194,7 @@ public final class FaultProxy: @unchecked Sendable {
                 descriptors.append(pollfd(fd: link.toUpstream.readerClosed ? -1 : link.client, events: Int16(POLLIN), revents: 0))
                 descriptors.append(pollfd(fd: link.toClient.readerClosed ? -1 : link.upstream, events: Int16(POLLIN), revents: 0))
                 if !blackHoled {
-                    for direction in [link.toUpstream, link.toClient] {
+                    for direction in link.severed ? [link.toUpstream] : [link.toUpstream, link.toClient] {
                         guard let due = direction.chunks.first?.due else { continue }
                         let wait = max(Int32(0), Int32(((due - now) / .milliseconds(1)).rounded(.up)))
                         timeout = min(timeout, wait)
@@ -194,7 +210,14 @@ public final class FaultProxy: @unchecked Sendable {
             for (index, link) in links.enumerated() {
                 let clientEvents = descriptors[2 + 2 * index].revents
                 let upstreamEvents = descriptors[3 + 2 * index].revents
-                if clientEvents != 0 { receive(from: link.client, into: &link.toUpstream, due: due, buffer: &buffer) }
+                if clientEvents != 0 {
+                    let (before, wasSevered) = (link.toUpstream.chunks.count, link.severed)
+                    receive(from: link.client, into: &link.toUpstream, due: due, buffer: &buffer)
+                    if link.toUpstream.chunks.count > before {
+                        // What a severed connection's client sends later is thrown away: none of it reaches the server.
+                        if wasSevered { link.toUpstream.chunks.removeLast() } else { checkCut(link) }
+                    }
+                }
                 if upstreamEvents != 0 { receive(from: link.upstream, into: &link.toClient, due: due, buffer: &buffer) }
             }
             // Accepted last: the descriptors polled above are the links' before it.
@@ -212,6 +235,26 @@ public final class FaultProxy: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Severs `link` when its newest chunk from the client holds the armed pattern.
+    private func checkCut(_ link: Link) {
+        let armed = lock.withLock { cut }
+        guard let armed, let chunk = link.toUpstream.chunks.last?.bytes, Self.contains(chunk, armed.pattern) else { return }
+        lock.withLock {
+            cut = nil
+            cutsMade += 1
+        }
+        link.severed = true
+        if !armed.forward { link.toUpstream.chunks.removeLast() }
+    }
+
+    private static func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
+        guard !pattern.isEmpty, bytes.count >= pattern.count else { return false }
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if Array(bytes[start..<start + pattern.count]) == pattern { return true }
+        }
+        return false
     }
 
     private func receive(from descriptor: Int32, into direction: inout Direction, due: ContinuousClock.Instant, buffer: inout [UInt8]) {
@@ -239,7 +282,8 @@ public final class FaultProxy: @unchecked Sendable {
             direction.chunks.removeFirst()
             direction.sentOfFirst = 0
         }
-        if direction.chunks.isEmpty && direction.readerClosed && !direction.writerShutDown {
+        // A severed connection's end does not reach the server either (a partition carries no FIN).
+        if direction.chunks.isEmpty && direction.readerClosed && !direction.writerShutDown && !link.severed {
             shutdown(descriptor, Int32(SHUT_WR))
             direction.writerShutDown = true
         }

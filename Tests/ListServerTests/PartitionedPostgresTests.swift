@@ -21,8 +21,8 @@ struct PartitionedPostgresTests {
         let directory: String
         let passfile: String
 
-        init() throws {
-            server = try PostgresTestServer(network: .init())
+        init(tls: Bool = true) throws {
+            server = try PostgresTestServer(network: .init(tls: tls))
             directory = try makeTemporaryDirectory()
             passfile = directory + "/pgpass"
             let descriptor = open(passfile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -34,7 +34,7 @@ struct PartitionedPostgresTests {
 
         /// The connection string through `proxy` (or straight to the server).
         func connectionString(through proxy: FaultProxy? = nil) -> String {
-            server.tlsConnectionString(address: proxy?.host, port: proxy?.port, passfile: passfile)
+            server.connectionString(address: proxy?.host, port: proxy?.port, passfile: passfile)
         }
     }
 
@@ -116,6 +116,44 @@ struct PartitionedPostgresTests {
         #expect(versions == Array((firstVersion + 1)...lastVersion), "every version once, in order")
         let items = try other.request(["cmd": "snapshot", "dataSource": "d"]).result()["sections"]?.arrayValue.first?["items"]
         #expect(!"\(String(describing: items))".contains("lost"), "the failed write is nowhere")
+    }
+
+    /// A commit whose answer is lost is resolved from PostgreSQL's commit log, never guessed: when the
+    /// COMMIT reached the server, the write succeeds (and its reply says so); when it did not, the
+    /// server's transaction is ended and the write fails, storing nothing. (Plain TCP here, so that the
+    /// proxy can see the COMMIT go by.)
+    @Test func aCommitCutOffIsResolvedFromTheCommitLog() throws {
+        let database = try Database(tls: false)
+        defer { try? FileManager.default.removeItem(atPath: database.directory) }
+        let proxy = try FaultProxy(upstreamHost: "127.0.0.1", upstreamPort: database.server.port)
+        defer { proxy.stop() }
+        let daemon = try Daemon(arguments: ["--postgres", database.connectionString(through: proxy), "--postgres-timeout", "2"])
+        let writer = try daemon.connect()
+        #expect(try writer.request(["cmd": "appendSections", "dataSource": "d", "sections": ["s"]])["ok"] == true)
+        func stored() throws -> [String] {
+            try database.server.psql("SELECT count(*) FROM listd_change_log").split(separator: "\n").map(String.init)
+        }
+        let logged = try stored()
+
+        // The COMMIT reaches the server; its answer never comes back.
+        proxy.cut(afterClientSends: "COMMIT", forward: true)
+        let started = ContinuousClock.now
+        let committed = try writer.request(["cmd": "appendItems", "dataSource": "d", "items": ["kept"]], timeout: .seconds(60))
+        #expect(proxy.cuts == 1, "the COMMIT was cut off")
+        #expect(committed["ok"] == true, "committed, so acknowledged: \(committed)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(try stored() != logged, "in the database")
+
+        // The COMMIT never reaches the server: its transaction is ended there, the write fails.
+        proxy.cut(afterClientSends: "COMMIT", forward: false)
+        let lost = try writer.request(["cmd": "appendItems", "dataSource": "d", "items": ["lost"]], timeout: .seconds(60))
+        #expect(proxy.cuts == 2)
+        #expect(lost["error"]?["code"] == "storage-failed" && lost["error"]?["outcome"] == nil, "known not stored: \(lost)")
+        let items = try daemon.request(["cmd": "snapshot", "dataSource": "d"]).result()["sections"]?.arrayValue.first?["items"]
+        #expect(items == ["kept"], "\(String(describing: items))")
+        let versions = try database.server.psql("SELECT count(*) = max(version) - min(version) + 1 FROM listd_change_log")
+        #expect(versions.hasPrefix("t"), "versions contiguous in the log")
+        #expect(try writer.request(["cmd": "appendItems", "dataSource": "d", "items": ["after"]])["ok"] == true)
     }
 
     /// SIGTERM stops a listd whose database is out of reach (a write waiting on it) within a bound.

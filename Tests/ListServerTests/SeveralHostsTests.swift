@@ -72,7 +72,7 @@ struct SeveralHostsTests {
         func start(on host: TestNetwork.Host, through link: FaultProxy) throws -> Daemon {
             try Daemon(
                 arguments: [
-                    "--postgres", database.tlsConnectionString(address: link.host, port: link.port, passfile: passfile), "--postgres-timeout", "2",
+                    "--postgres", database.connectionString(address: link.host, port: link.port, passfile: passfile), "--postgres-timeout", "2",
                 ], namespace: host.namespace)
         }
 

@@ -41,11 +41,15 @@ public final class PostgresTestServer {
         public var hostName: String
         /// A network namespace to run the server in (`ip netns exec`), or `nil`.
         public var namespace: String?
+        /// TLS on (only TLS accepted over TCP), or off (plain TCP, for a test that reads the statements
+        /// on the wire); SCRAM either way.
+        public var tls: Bool
 
-        public init(address: String = "127.0.0.1", hostName: String = "db.listd.test", namespace: String? = nil) {
+        public init(address: String = "127.0.0.1", hostName: String = "db.listd.test", namespace: String? = nil, tls: Bool = true) {
             self.address = address
             self.hostName = hostName
             self.namespace = namespace
+            self.tls = tls
         }
     }
 
@@ -114,21 +118,27 @@ public final class PostgresTestServer {
         chmod(directory + "/ca.crt", 0o644)
         // Local connections (the test's psql) as before; TCP only with TLS and a password.
         try write(
-            """
-            local all all trust
-            hostssl all all 0.0.0.0/0 scram-sha-256
-            hostnossl all all 0.0.0.0/0 reject
+            network.tls
+                ? """
+                local all all trust
+                hostssl all all 0.0.0.0/0 scram-sha-256
+                hostnossl all all 0.0.0.0/0 reject
 
-            """, to: dataDirectory + "/pg_hba.conf")
+                """
+                : """
+                local all all trust
+                host all all 0.0.0.0/0 scram-sha-256
+
+                """, to: dataDirectory + "/pg_hba.conf")
     }
 
     /// A libpq connection string for the `listd` role over TCP with TLS, verifying the server's name
     /// (`sslmode=verify-full`), the password read from `passfile`; `address` and `port` say where to
     /// connect (e.g. a proxy), the server's name is what the certificate must show.
-    public func tlsConnectionString(address: String? = nil, port: UInt16? = nil, passfile: String) -> String {
+    public func connectionString(address: String? = nil, port: UInt16? = nil, passfile: String) -> String {
         guard let network else { return uri }
         return "host=\(network.hostName) hostaddr=\(address ?? network.address) port=\(port ?? self.port) dbname=listd user=listd "
-            + "sslmode=verify-full sslrootcert=\(certificateAuthority) passfile=\(passfile)"
+            + (network.tls ? "sslmode=verify-full sslrootcert=\(certificateAuthority)" : "sslmode=disable") + " passfile=\(passfile)"
     }
 
     /// A passfile line for the `listd` role (any host and port).
@@ -181,7 +191,7 @@ public final class PostgresTestServer {
         if let network {
             options =
                 "-c listen_addresses='\(network.address)' -c port=\(port) -c unix_socket_directories='\(directory)' -c fsync=on "
-                + "-c ssl=on -c ssl_cert_file='\(directory)/server.crt' -c ssl_key_file='\(directory)/server.key' "
+                + (network.tls ? "-c ssl=on -c ssl_cert_file='\(directory)/server.crt' -c ssl_key_file='\(directory)/server.key' " : "")
                 + "-c password_encryption=scram-sha-256"
         }
         try run(
