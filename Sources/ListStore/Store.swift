@@ -82,6 +82,9 @@ public struct CheckpointWrite: Sendable {
     public var written = 0
     /// The checkpoint replaced the previous one; what remains is trimming the log (store bookkeeping).
     public var switched = false
+    /// While trimming: the versions below this are gone from the log (store bookkeeping; `nil` until
+    /// the store looked).
+    public var trimmedBelow: Int?
 
     public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8]) {
         self.dataSource = dataSource

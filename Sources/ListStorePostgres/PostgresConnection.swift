@@ -102,7 +102,11 @@ final class PostgresConnection {
             let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
             let ready = poll(&descriptor, 1, max(1, milliseconds))
             if ready > 0 { return }
-            if ready < 0 && errno != EINTR { throw failure(what()) }
+            if ready < 0 && errno != EINTR {
+                let error = failure(what())
+                close()  // a statement half sent or half answered: the connection is of no further use
+                throw error
+            }
         }
     }
 
@@ -251,14 +255,24 @@ final class PostgresConnection {
         return String(cString: text).trimmingWhitespace()
     }
 
-    /// `uri` with the password of a URI (`user:secret@`) or of a `password=` pair replaced by `***`.
+    /// What names the server in messages, `stats` and logs, without a password however it was given
+    /// (a URI's `user:secret@`, `?password=`, a `password = '…'` pair): host, address, port, database and
+    /// user as libpq reads them from `uri`.
     static func redacted(_ uri: String) -> String {
-        for scheme in ["postgresql://", "postgres://"] where uri.hasPrefix(scheme) {
-            let authority = uri.dropFirst(scheme.count).prefix { $0 != "/" && $0 != "?" }
-            guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return uri }
-            return String(uri[..<colon]) + ":***" + String(uri[at...])
+        var failure: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(uri, &failure) else {
+            if let failure { PQfreemem(failure) }
+            return "(a connection string that does not parse)"
         }
-        return uri.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }.joined(separator: " ")
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        let shown = ["host", "hostaddr", "port", "dbname", "user"].compactMap { key in values[key].map { "\(key)=\($0)" } }
+        return shown.isEmpty ? "(the default server)" : shown.joined(separator: " ")
     }
 }
 

@@ -19,7 +19,7 @@ extension PostgresStore {
         let (incarnation, checkpointVersion, logged) = (stored.text(0, 0), stored.int(0, 1), stored.int(0, 2))
         if checkpoint.switched {
             // Made again under the same name since: its log is not this checkpoint's to trim.
-            return incarnation == checkpoint.incarnation ? try trim(id, checkpoint) : .skipped
+            return incarnation == checkpoint.incarnation ? try trim(id, &checkpoint) : .skipped
         }
         guard checkpoint.applies(toIncarnation: incarnation, checkpointVersion: checkpointVersion, loggedVersion: logged) else {
             if checkpoint.written > 0 {
@@ -58,14 +58,23 @@ extension PostgresStore {
         return .partial
     }
 
-    /// Deletes up to `trimRows` log rows older than the retention; done when fewer were left.
-    private func trim(_ id: Int, _ checkpoint: CheckpointWrite) throws(StorageError) -> CheckpointProgress {
-        let deleted = try connection.query(
-            """
-            DELETE FROM listd_change_log WHERE source = $1 AND version IN
-                (SELECT version FROM listd_change_log WHERE source = $1 AND version <= $2 ORDER BY version LIMIT $3)
-            """, [.integer(id), .integer(checkpoint.version - retainVersions), .integer(Self.trimRows)]
-        ).affectedRows
-        return deleted < Self.trimRows ? .done(bytes: checkpoint.encoded.count) : .partial
+    /// Deletes the log rows older than the retention, `trimRows` versions per call, upwards from the
+    /// oldest (looked up once): a range of the primary key, so that a call never walks what earlier
+    /// calls deleted. (Deleting "the oldest `trimRows`" with a subquery did: every call scanned the
+    /// dead rows of the calls before it, until vacuum came, and took seconds, then tens of seconds,
+    /// while the writer, and every write waiting on it, waited.) Done past the retention.
+    private func trim(_ id: Int, _ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress {
+        let newestToDelete = checkpoint.version - retainVersions
+        if checkpoint.trimmedBelow == nil {
+            let oldest = try connection.query("SELECT min(version) FROM listd_change_log WHERE source = $1", [.integer(id)])
+            checkpoint.trimmedBelow = oldest.rowCount == 1 && !oldest.isNull(0, 0) ? oldest.int(0, 0) : newestToDelete + 1
+        }
+        let from = checkpoint.trimmedBelow!
+        guard from <= newestToDelete else { return .done(bytes: checkpoint.encoded.count) }
+        let below = min(from + Self.trimRows, newestToDelete + 1)
+        try connection.query(
+            "DELETE FROM listd_change_log WHERE source = $1 AND version >= $2 AND version < $3", [.integer(id), .integer(from), .integer(below)])
+        checkpoint.trimmedBelow = below
+        return below > newestToDelete ? .done(bytes: checkpoint.encoded.count) : .partial
     }
 }

@@ -140,19 +140,20 @@ final class Follower: @unchecked Sendable {
     private let lock = NSLock()
     private var reader: PostgresConnection?
     private var readerConnectedOnce = false
-    /// Its own lock: `lock` is held for a whole read, which may wait on the database for seconds, and
-    /// the count is read on the event loop (`stats`).
-    private let countLock = NSLock()
+    /// Guards the counters and the listener's state: `lock` is held for a whole read, which may wait on
+    /// the database for seconds, while the count is read on the event loop (`stats`) and the listener
+    /// looks at `stopped` four times a second.
+    private let stateLock = NSLock()
     private var reconnects = 0
     private var listening = false
     private var stopped = false
     private let listenerDone = DispatchSemaphore(value: 0)
 
     /// Times a connection was made again after it broke.
-    var reconnectCount: Int { countLock.withLock { reconnects } }
+    var reconnectCount: Int { stateLock.withLock { reconnects } }
 
     func countReconnect() {
-        countLock.withLock { reconnects += 1 }
+        stateLock.withLock { reconnects += 1 }
     }
 
     /// Runs `body` on the reading connection, connecting it first when needed.
@@ -176,7 +177,7 @@ final class Follower: @unchecked Sendable {
     /// Starts the listening thread: it connects (again, with backoff from 0.1 to 5 s, after the
     /// connection broke), listens, says `.resync` and then passes on every notification.
     func startListening(uri: String, timeout: Duration, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
-        let start = lock.withLock { () -> Bool in
+        let start = stateLock.withLock { () -> Bool in
             guard !listening, !stopped else { return false }
             listening = true
             return true
@@ -190,9 +191,10 @@ final class Follower: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops the listening thread (it notices within a quarter of a second) and closes the reader.
+    /// Stops the listening thread (it notices within a quarter of a second, or once a connection
+    /// attempt under way ends) and closes the reader.
     func stopListening() {
-        let wasListening = lock.withLock { () -> Bool in
+        let wasListening = stateLock.withLock { () -> Bool in
             defer { stopped = true }
             return listening && !stopped
         }
@@ -203,7 +205,7 @@ final class Follower: @unchecked Sendable {
         }
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { stateLock.withLock { stopped } }
 
     private func listen(uri: String, timeout: Duration, _ notice: @escaping @Sendable (StoreNotice) -> Void) {
         var delay = 0.1

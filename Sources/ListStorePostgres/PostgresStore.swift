@@ -38,7 +38,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     public var kind: String { "postgresql" }
     /// The server, without its password (for messages and `stats`).
-    public var displayName: String { connection.displayName }
+    public let displayName: String
     let uri: String
     /// Versions of log records kept for resuming views when a checkpoint trims the log.
     let retainVersions: Int
@@ -66,6 +66,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         self.synchronousCommit = synchronousCommit
         self.retainVersions = retainVersions
         self.timeout = timeout
+        displayName = PostgresConnection.redacted(uri)
         connection = try PostgresConnection(uri: uri, timeout: timeout)
         try prepareSession()
         try migrate()
@@ -270,45 +271,77 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
 
     /// Learns what became of a transaction whose commit was sent but not confirmed (the connection broke
     /// or timed out): from PostgreSQL's commit log (`txid_status`), on a new connection, within
-    /// `timeout`. Returns when it committed; throws `error` when it did not. A transaction still in
-    /// progress (its commit has not reached the server, or the server has not noticed the broken link)
-    /// is ended first (`pg_terminate_backend` on its server process), so that the answer is final.
+    /// `timeout` in all. Returns when it committed; throws `error` when it did not. A transaction still
+    /// in progress (its commit has not reached the server, or the server has not noticed the broken
+    /// link) is ended first (`pg_terminate_backend` on its server process), so that the answer is final.
     ///
     /// - Throws: `error` when the transaction was rolled back; `StorageError` (`unknownOutcome`) when
     ///   the database could not tell in time.
     private func resolve(_ transactionID: Int, backend: Int32, after error: StorageError) throws(StorageError) {
         let deadline = ContinuousClock.now + timeout
-        var reason = error.message
-        while ContinuousClock.now < deadline {
-            do throws(StorageError) {
-                let left = deadline - ContinuousClock.now
-                if !connection.isConnected {
-                    connection = try PostgresConnection(uri: uri, timeout: left)
-                    follower.countReconnect()
-                    try prepareSession()
-                }
-                let status = try connection.query("SELECT txid_status($1)", [.integer(transactionID)])
-                switch status.rowCount == 1 && !status.isNull(0, 0) ? status.text(0, 0) : "" {
-                case "committed":
-                    try? reloadSourceIDs()
-                    return
-                case "aborted":
-                    try? reloadSourceIDs()
-                    throw error
-                case "in progress":
-                    if backend != 0 { try connection.query("SELECT pg_terminate_backend($1)", [.integer(Int(backend))]) }
-                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-                    nanosleep(&pause, nil)
-                default:
-                    reason = "the database no longer knows transaction \(transactionID)"
-                }
-            } catch let failure where failure.message != error.message {
-                reason = failure.message
+        var reason = "no answer"
+        var pause = Duration.milliseconds(20)
+        asking: while ContinuousClock.now < deadline {
+            switch ask(about: transactionID, backend: backend) {
+            case .committed:
+                try? reloadSourceIDs()
+                return
+            case .rolledBack:
+                try? reloadSourceIDs()
+                throw error
+            case .unknowable(let why):
+                reason = why
+                break asking
+            case .notYet(let why):
+                reason = why
             }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            let wait = min(pause, left)
+            var interval = timespec(tv_sec: Int(wait.components.seconds), tv_nsec: Int(wait.components.attoseconds / 1_000_000_000))
+            nanosleep(&interval, nil)
+            pause = min(pause * 2, .milliseconds(500))
         }
+        // The ids of data sources the transaction created may not exist: read them again when possible.
+        sourceIDs = [:]
+        if connection.isConnected { try? reloadSourceIDs() }
         throw StorageError(
             .unknownOutcome,
             "\(displayName): the commit was sent but not confirmed (\(error.message)), and whether it was stored could not be learned within \(timeout) (\(reason)); listd follows what the database holds once it answers.")
+    }
+
+    /// What the database says of a transaction, asked once.
+    private enum Answer {
+        case committed
+        case rolledBack
+        /// Final: the database cannot tell.
+        case unknowable(String)
+        /// Ask again (the transaction was ended meanwhile, or the database did not answer).
+        case notYet(String)
+    }
+
+    private func ask(about transactionID: Int, backend: Int32) -> Answer {
+        do throws(StorageError) {
+            if !connection.isConnected {
+                // A connection like any other (its full timeout: it stays the writer's).
+                connection = try PostgresConnection(uri: uri, timeout: timeout)
+                follower.countReconnect()
+                try prepareSession()
+            }
+            let status = try connection.query("SELECT txid_status($1)", [.integer(transactionID)])
+            switch status.rowCount == 1 && !status.isNull(0, 0) ? status.text(0, 0) : "" {
+            case "committed": return .committed
+            case "aborted": return .rolledBack
+            case "in progress":
+                // Its commit has not arrived (or the server has not seen the link break): end it.
+                if backend != 0 { _ = try? connection.query("SELECT pg_terminate_backend($1)", [.integer(Int(backend))]) }
+                return .notYet("the transaction was still in progress")
+            default:
+                return .unknowable("the database no longer knows transaction \(transactionID)")
+            }
+        } catch {
+            return .notYet(error.message)
+        }
     }
 
     /// Change rows per statement (4 parameters each, within PostgreSQL's 65,535).

@@ -140,6 +140,8 @@ public final class FaultProxy: @unchecked Sendable {
         var sentOfFirst = 0
         var readerClosed = false
         var writerShutDown = false
+        /// The last write found the destination full: wait for room (POLLOUT), not for the clock.
+        var blocked = false
         var pending: Bool { !chunks.isEmpty }
     }
 
@@ -149,6 +151,7 @@ public final class FaultProxy: @unchecked Sendable {
         var toUpstream = Direction()
         var toClient = Direction()
         var closed = false
+        var socketsClosed = false
         /// Cut by `cut(afterClientSends:forward:)`: nothing more passes.
         var severed = false
         init(client: Int32, upstream: Int32) {
@@ -183,18 +186,27 @@ public final class FaultProxy: @unchecked Sendable {
                 let over =
                     link.closed
                     || (link.toUpstream.readerClosed && link.toClient.readerClosed && !link.toUpstream.pending && !link.toClient.pending)
-                if over && !link.closed { reset(link) }
+                if over && !link.socketsClosed { reset(link) }
                 return over
             }
             // Wait for input, the next due chunk, or a poke.
             var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0), pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             var timeout: Int32 = 1_000
             for link in links {
-                // A closed reader is left out (a negative descriptor), or its hang-up would wake poll at once.
-                descriptors.append(pollfd(fd: link.toUpstream.readerClosed ? -1 : link.client, events: Int16(POLLIN), revents: 0))
-                descriptors.append(pollfd(fd: link.toClient.readerClosed ? -1 : link.upstream, events: Int16(POLLIN), revents: 0))
+                // A closed reader is left out (a negative descriptor), or its hang-up would wake poll at once;
+                // a destination found full is polled for room.
+                let clientWaitsForRoom = !blackHoled && !link.severed && link.toClient.blocked
+                let upstreamWaitsForRoom = !blackHoled && link.toUpstream.blocked
+                descriptors.append(
+                    pollfd(
+                        fd: link.toUpstream.readerClosed && !clientWaitsForRoom ? -1 : link.client,
+                        events: Int16(link.toUpstream.readerClosed ? 0 : POLLIN) | Int16(clientWaitsForRoom ? POLLOUT : 0), revents: 0))
+                descriptors.append(
+                    pollfd(
+                        fd: link.toClient.readerClosed && !upstreamWaitsForRoom ? -1 : link.upstream,
+                        events: Int16(link.toClient.readerClosed ? 0 : POLLIN) | Int16(upstreamWaitsForRoom ? POLLOUT : 0), revents: 0))
                 if !blackHoled {
-                    for direction in link.severed ? [link.toUpstream] : [link.toUpstream, link.toClient] {
+                    for direction in link.severed ? [link.toUpstream] : [link.toUpstream, link.toClient] where !direction.blocked {
                         guard let due = direction.chunks.first?.due else { continue }
                         let wait = max(Int32(0), Int32(((due - now) / .milliseconds(1)).rounded(.up)))
                         timeout = min(timeout, wait)
@@ -210,7 +222,7 @@ public final class FaultProxy: @unchecked Sendable {
             for (index, link) in links.enumerated() {
                 let clientEvents = descriptors[2 + 2 * index].revents
                 let upstreamEvents = descriptors[3 + 2 * index].revents
-                if clientEvents != 0 {
+                if clientEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && !link.toUpstream.readerClosed {
                     let (before, wasSevered) = (link.toUpstream.chunks.count, link.severed)
                     receive(from: link.client, into: &link.toUpstream, due: due, buffer: &buffer)
                     if link.toUpstream.chunks.count > before {
@@ -218,7 +230,9 @@ public final class FaultProxy: @unchecked Sendable {
                         if wasSevered { link.toUpstream.chunks.removeLast() } else { checkCut(link) }
                     }
                 }
-                if upstreamEvents != 0 { receive(from: link.upstream, into: &link.toClient, due: due, buffer: &buffer) }
+                if upstreamEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && !link.toClient.readerClosed {
+                    receive(from: link.upstream, into: &link.toClient, due: due, buffer: &buffer)
+                }
             }
             // Accepted last: the descriptors polled above are the links' before it.
             if descriptors[1].revents & Int16(POLLIN) != 0 {
@@ -273,10 +287,14 @@ public final class FaultProxy: @unchecked Sendable {
             // MSG_NOSIGNAL: a peer that reset must not end the test process with SIGPIPE.
             let written = first.bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + direction.sentOfFirst, left, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
-                if errno == EAGAIN || errno == EINTR { return }
+                if errno == EAGAIN || errno == EINTR {
+                    direction.blocked = errno == EAGAIN
+                    return
+                }
                 link.closed = true
                 return
             }
+            direction.blocked = false
             direction.sentOfFirst += written
             guard direction.sentOfFirst == first.bytes.count else { return }
             direction.chunks.removeFirst()
@@ -297,6 +315,7 @@ public final class FaultProxy: @unchecked Sendable {
             close(descriptor)
         }
         link.closed = true
+        link.socketsClosed = true
     }
 
     private func connectUpstream() throws -> Int32 {

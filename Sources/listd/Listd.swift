@@ -55,9 +55,9 @@ struct Listd: AsyncParsableCommand {
     var postgresTimeout: Double = 10
 
     @Option(help: ArgumentHelp(
-        "The longest a graceful stop (SIGTERM, SIGINT) may take before listd exits without waiting for the rest: views told, connections flushed, the store closed. What was acknowledged is stored already. Default 30.",
+        "The longest a graceful stop (SIGTERM, SIGINT) may take before listd exits without waiting for the rest: views told, connections flushed, the store closed. What was acknowledged is stored already. Default 10 (the unit gives systemd's stop 15).",
         valueName: "seconds"))
-    var stopTimeout: Double = 30
+    var stopTimeout: Double = 10
 
     @Option(help: ArgumentHelp(
         "always: reply to a change once it is fsync'd; periodic: once written, fsync about every second (a power cut may lose the last second).",
@@ -176,20 +176,21 @@ struct Listd: AsyncParsableCommand {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             logger.error("not stopped within \(seconds) s: exiting without waiting any longer (what was acknowledged is stored)")
             Systemd.notify("STATUS=Stopped without waiting for the rest")
-            Glibc.exit(EXIT_SUCCESS)
+            fflush(nil)
+            _exit(EXIT_SUCCESS)  // no exit handlers: the event loops are still running
         }
     }
 
     /// `--ephemeral`, PostgreSQL (`--postgres`, else the file's `postgres`), or the state directory, with
     /// the sync mode.
     func storage(settings: FileSettings) throws -> StorageChoice {
+        guard stopTimeout > 0, stopTimeout <= 3_600 else { throw ValidationError("--stop-timeout is between 0 and 3600 seconds, not \(stopTimeout).") }
         guard let mode = SQLiteStore.SyncMode(rawValue: sync) else { throw ValidationError("--sync is always or periodic, not \"\(sync)\".") }
         if ephemeral {
             if stateDirectory != nil { throw ValidationError("--ephemeral and --state-directory exclude each other.") }
             if postgres != nil { throw ValidationError("--ephemeral and --postgres exclude each other.") }
             return .ephemeral
         }
-        guard stopTimeout > 0, stopTimeout <= 3_600 else { throw ValidationError("--stop-timeout is between 0 and 3600 seconds, not \(stopTimeout).") }
         if let uri = postgres ?? (stateDirectory == nil ? settings.postgres : nil) {
             if stateDirectory != nil { throw ValidationError("--postgres and --state-directory exclude each other.") }
             guard postgresTimeout >= 0.1, postgresTimeout <= 3_600 else { throw ValidationError("--postgres-timeout is between 0.1 and 3600 seconds, not \(postgresTimeout).") }

@@ -38,6 +38,16 @@ struct PartitionedPostgresTests {
         }
     }
 
+    /// Waits until `condition` holds, for at most `limit` (each try may itself take seconds here).
+    func within(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return try condition()
+    }
+
     /// Over TLS with the password from a file: listd works, and the password is nowhere in what it shows
     /// (stats, errors, the log); a server whose certificate does not name the host is refused at start.
     @Test func tlsWithAPasswordFromAFile() throws {
@@ -100,10 +110,10 @@ struct PartitionedPostgresTests {
 
         proxy.heal()
         let expected = try other.request(["cmd": "snapshot", "dataSource": "d"]).result()
-        #expect(try eventually { try cutOff.request(["cmd": "snapshot", "dataSource": "d"])["result"] == expected }, "caught up after healing")
+        #expect(try within(.seconds(60)) { try cutOff.request(["cmd": "snapshot", "dataSource": "d"])["result"] == expected }, "caught up after healing")
         var lastVersion = 0
         #expect(
-            try eventually {
+            try within(.seconds(60)) {
                 let reply = try cutOff.request(["cmd": "appendItems", "dataSource": "d", "items": ["after"]])
                 lastVersion = reply["result"]?["version"]?.intValue ?? 0
                 return reply["ok"] == true

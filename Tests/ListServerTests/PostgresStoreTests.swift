@@ -52,7 +52,7 @@ struct PostgresStoreTests {
             #expect(try daemon.stop() == 0)
         }
         let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
-        #expect(daemon.notify.messages.joined().contains("loaded 2 data sources and 1 registration from PostgreSQL at \(postgres.uri)"), "\(daemon.notify.messages)")
+        #expect(daemon.notify.messages.joined().contains("loaded 2 data sources and 1 registration from PostgreSQL at host=\(postgres.directory) port=5432 dbname=listd user=postgres"), "\(daemon.notify.messages)")
         let after = try queries.map { try daemon.request($0)["result"] ?? .null }
         for (index, query) in queries.enumerated() { #expect(before[index] == after[index], "\(query)") }
         #expect(after[6]["sections"]?.arrayValue.first?["items"]?.arrayValue.count == 20_001)
@@ -213,7 +213,16 @@ struct PostgresStoreTests {
             binaryDirectory.appendingPathComponent("listd").path,
             ["--socket", directory + "/listd.sock", "--postgres", "postgresql://listd:secret@/listd?host=\(directory)"], timeout: .seconds(30))
         #expect(result.status != 0)
-        #expect(result.err.contains("Cannot connect to PostgreSQL at postgresql://listd:***@/listd?host=\(directory)"), "\(result.err)")
+        #expect(result.err.contains("Cannot connect to PostgreSQL at host=\(directory) dbname=listd user=listd:"), "\(result.err)")
         #expect(!result.err.contains("secret"), "the password is not logged")
+        // However the password is given: a URI's query, a key=value pair with spaces or quotes.
+        for uri in [
+            "postgresql:///listd?host=\(directory)&password=hunter2", "host=\(directory) dbname=listd password = hunter2",
+            "host=\(directory) dbname=listd password='hunter2 x'",
+        ] {
+            let refused = try runProgram(binaryDirectory.appendingPathComponent("listd").path, ["--socket", directory + "/listd.sock", "--postgres", uri], timeout: .seconds(30))
+            #expect(refused.status != 0)
+            #expect(!refused.err.contains("hunter2"), "\(refused.err)")
+        }
     }
 }

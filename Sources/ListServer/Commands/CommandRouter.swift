@@ -239,29 +239,40 @@ struct CommandRouter: Sendable {
         }
         let bound = NIOLoopBound(waiting, eventLoop: loop)
         let timer = loop.scheduleTask(in: Self.minimumVersionWait) { bound.value.finish()?() }
-        follower.catchUp([name], registrations: false).whenResolved {
-            guard waiting.finish() != nil else { return }
-            timer.cancel()
-            let held = state.dataSources[name]?.version
-            guard let held, held >= version else {
-                return deferred.resolve(self.fail(id: request.echoedID, notReached(held), connection: connection))
+        // Catch up, again after a short pause while the version is not held (a read that failed, or
+        // one held back by a local write in flight), until it is or the timer answers.
+        waiting.attempt = { [self] in
+            follower.catchUp([name], registrations: false).whenResolved {
+                guard !waiting.isFinished else { return }
+                guard let held = state.dataSources[name]?.version, held >= version else {
+                    loop.scheduleTask(in: .milliseconds(50)) { bound.value.attempt?() }
+                    return
+                }
+                _ = waiting.finish()
+                timer.cancel()
+                deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) })
             }
-            deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) })
         }
+        waiting.attempt?()
         return CommandResult(reply: .encoded([]), deferred: deferred)
     }
 
-    /// A read waiting for a version: answered once, by the follower or by the timer (on the event loop only).
+    /// A read waiting for a version: answered once, by a catch-up that reached it or by the timer (on
+    /// the event loop only).
     private final class WaitingRead {
         var expire: (() -> Void)?
-        private var finished = false
+        var attempt: (() -> Void)?
+        private(set) var isFinished = false
 
         /// The first call returns what answers the read on expiry (the caller that gets it finishes the
-        /// read, by expiring it or otherwise); later calls return `nil`.
+        /// read, by expiring it or otherwise); later calls return `nil`. Drops the closures (no cycle).
         func finish() -> (() -> Void)? {
-            guard !finished else { return nil }
-            finished = true
-            defer { expire = nil }
+            guard !isFinished else { return nil }
+            isFinished = true
+            defer {
+                expire = nil
+                attempt = nil
+            }
             return expire ?? {}
         }
     }
