@@ -281,13 +281,15 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         var reason = "no answer"
         var pause = Duration.milliseconds(20)
+        // A connection of its own, bounded by what is left of the time (the writer's next write
+        // connects again with the full timeout, and reads the data sources' ids again).
+        var probe: PostgresConnection?
+        defer { probe?.close() }
         asking: while ContinuousClock.now < deadline {
-            switch ask(about: transactionID, backend: backend) {
+            switch ask(about: transactionID, backend: backend, on: &probe, until: deadline) {
             case .committed:
-                try? reloadSourceIDs()
                 return
             case .rolledBack:
-                try? reloadSourceIDs()
                 throw error
             case .unknowable(let why):
                 reason = why
@@ -302,9 +304,6 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             nanosleep(&interval, nil)
             pause = min(pause * 2, .milliseconds(500))
         }
-        // The ids of data sources the transaction created may not exist: read them again when possible.
-        sourceIDs = [:]
-        if connection.isConnected { try? reloadSourceIDs() }
         throw StorageError(
             .unknownOutcome,
             "\(displayName): the commit was sent but not confirmed (\(error.message)), and whether it was stored could not be learned within \(timeout) (\(reason)); listd follows what the database holds once it answers.")
@@ -320,14 +319,14 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         case notYet(String)
     }
 
-    private func ask(about transactionID: Int, backend: Int32) -> Answer {
+    /// Asks on `probe` (connecting it when needed, within what is left until `deadline`).
+    private func ask(about transactionID: Int, backend: Int32, on probe: inout PostgresConnection?, until deadline: ContinuousClock.Instant) -> Answer {
         do throws(StorageError) {
-            if !connection.isConnected {
-                // A connection like any other (its full timeout: it stays the writer's).
-                connection = try PostgresConnection(uri: uri, timeout: timeout)
-                follower.countReconnect()
-                try prepareSession()
+            if probe?.isConnected != true {
+                probe?.close()
+                probe = try PostgresConnection(uri: uri, timeout: max(deadline - ContinuousClock.now, .milliseconds(100)))
             }
+            let connection = probe!
             let status = try connection.query("SELECT txid_status($1)", [.integer(transactionID)])
             switch status.rowCount == 1 && !status.isNull(0, 0) ? status.text(0, 0) : "" {
             case "committed": return .committed
