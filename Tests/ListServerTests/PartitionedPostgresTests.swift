@@ -24,28 +24,13 @@ struct PartitionedPostgresTests {
         init(tls: Bool = true) throws {
             server = try PostgresTestServer(network: .init(tls: tls))
             directory = try makeTemporaryDirectory()
-            passfile = directory + "/pgpass"
-            let descriptor = open(passfile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw ClientError("cannot write the passfile") }
-            let line = Array(server.passfileLine.utf8)
-            _ = Glibc.write(descriptor, line, line.count)
-            close(descriptor)
+            passfile = try server.writePassfile(in: directory)
         }
 
         /// The connection string through `proxy` (or straight to the server).
         func connectionString(through proxy: FaultProxy? = nil) -> String {
             server.connectionString(address: proxy?.host, port: proxy?.port, passfile: passfile)
         }
-    }
-
-    /// Waits until `condition` holds, for at most `limit` (each try may itself take seconds here).
-    func within(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try condition()
     }
 
     /// Over TLS with the password from a file: listd works, and the password is nowhere in what it shows

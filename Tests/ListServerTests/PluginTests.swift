@@ -28,6 +28,17 @@ final class PluginProcess {
     deinit { kill() }
 }
 
+/// Waits until `condition` holds, for at most `limit` of time (where each try may itself take seconds,
+/// e.g. a write to a database out of reach, so that a count of tries would not bound the wait).
+func within(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    return try condition()
+}
+
 /// Waits until `condition` holds (polling stats). The limit, 30 seconds, only guards against a hang: a
 /// busy machine may take long, and the condition is what is tested.
 func eventually(_ condition: () throws -> Bool) throws -> Bool {

@@ -17,16 +17,6 @@ import TestSupport
     "Instances on hosts of their own (network namespaces)", .serialized,
     .enabled(if: TestNetwork.available, "needs root and network namespaces (ip netns): skipped on this machine"))
 struct SeveralHostsTests {
-    /// Waits until `condition` holds, for at most `limit` (each try may itself take seconds here).
-    func within(_ limit: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try condition()
-    }
-
     func items(_ daemon: Daemon, minVersion: Int? = nil) throws -> [String] {
         var request: JSONValue = ["cmd": "snapshot", "dataSource": "d"]
         if let minVersion { request = ["cmd": "snapshot", "dataSource": "d", "minVersion": .int(minVersion)] }
@@ -53,12 +43,7 @@ struct SeveralHostsTests {
             hostB = try network.addHost("b")
             database = try PostgresTestServer(network: .init(address: databaseHost.address, namespace: databaseHost.namespace))
             directory = try makeTemporaryDirectory()
-            passfile = directory + "/pgpass"
-            let descriptor = open(passfile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw ClientError("cannot write the passfile") }
-            let line = Array(database.passfileLine.utf8)
-            _ = Glibc.write(descriptor, line, line.count)
-            close(descriptor)
+            passfile = try database.writePassfile(in: directory)
             linkA = try FaultProxy(listeningOn: hostA.gateway, upstreamHost: databaseHost.address, upstreamPort: database.port)
             linkB = try FaultProxy(listeningOn: hostB.gateway, upstreamHost: databaseHost.address, upstreamPort: database.port)
         }

@@ -144,6 +144,18 @@ public final class PostgresTestServer {
     /// A passfile line for the `listd` role (any host and port).
     public var passfileLine: String { "*:*:listd:listd:\(password)\n" }
 
+    /// Writes a new passfile (mode 0600, as libpq requires) for the `listd` role in `directory` (the
+    /// caller's own); returns its path.
+    public func writePassfile(in directory: String) throws(Failure) -> String {
+        let path = directory + "/pgpass"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let bytes = Array(passfileLine.utf8)
+        guard Glibc.write(descriptor, bytes, bytes.count) == bytes.count else { throw Failure(description: "cannot write \(path)") }
+        return path
+    }
+
     private static func randomHex(_ bytes: Int) -> String {
         String((0..<bytes * 2).map { _ in Array("0123456789abcdef")[Int.random(in: 0..<16)] })
     }
