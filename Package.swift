@@ -175,7 +175,7 @@ let package = Package(
         // Integration tests: the real listd binary on a socket in a temporary directory.
         .testTarget(
             name: "ListServerTests",
-            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "TestSupport", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner", "listweb"],
+            dependencies: ["ListWire", "DiffableCore", "ListClient", "CTestCredentials", "PostgresTestServer", "TestSupport", "ListStorePostgres", "ListStore", "listd", "listctl", "listview", "emoji-plugin", "card-plugin", "home-owner", "listweb"],
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the

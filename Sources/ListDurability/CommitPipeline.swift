@@ -78,6 +78,8 @@ package final class CommitPipeline {
     package private(set) var mutationsWritten = 0
     package private(set) var checkpointsWritten = 0
     package private(set) var writeFailures = 0
+    /// Mutations handed to the writer and not yet durable (or undone).
+    package var writesInFlight: Int { inFlight.count }
     /// Failed writes because another instance committed to the data source first.
     package private(set) var conflicts = 0
     /// Time the writer spent in transactions, and the time mutations waited to be durable (summed).

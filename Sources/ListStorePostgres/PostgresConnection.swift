@@ -26,18 +26,28 @@ final class PostgresConnection {
     let displayName: String
     /// The longest a connection, a statement or its result may take.
     let timeout: Duration
+    /// When set, no wait goes past it, whatever `timeout` leaves (the end of the time a whole task was
+    /// given, such as learning what became of a commit).
+    var waitsEnd: ContinuousClock.Instant?
     private var handle: OpaquePointer?
     /// The server process of this connection (to learn what became of its transaction after it broke).
     private(set) var backendProcess: Int32 = 0
 
     /// Connects to `uri` (libpq's syntax: `postgresql://user@host/db`, `postgresql://user@/db?host=/run/postgresql`,
-    /// or `key=value` pairs), within `timeout`. TCP keepalives and a user timeout are on unless `uri`
-    /// says otherwise (they end a connection whose peer vanished even while nothing is sent).
+    /// `key=value` pairs, or a database name), within `timeout` (and before `waitsEnd` when given).
+    /// TCP keepalives and a user timeout are on unless `uri` says otherwise (they end a connection whose
+    /// peer vanished even while nothing is sent).
     ///
-    /// - Throws: `StorageError` (`io`) naming the server and why the connection failed.
-    init(uri: String, timeout: Duration = .seconds(10)) throws(StorageError) {
+    /// - Throws: `StorageError` (`io`) naming the server and why the connection failed; for a connection
+    ///   string that does not parse, without libpq's message (it may quote the password).
+    init(uri: String, timeout: Duration = .seconds(10), waitsEnd: ContinuousClock.Instant? = nil) throws(StorageError) {
         displayName = Self.redacted(uri)
         self.timeout = timeout
+        self.waitsEnd = waitsEnd
+        guard Self.parses(uri) else {
+            throw StorageError(
+                .io, "Cannot connect to PostgreSQL: the connection string does not parse (libpq's message is not shown: it may quote the password).")
+        }
         let seconds = max(1, Int((timeout / .seconds(1)).rounded(.up)))
         // Defaults first: the connection string (`dbname`, expanded) comes after them, so it wins.
         let settings: [(String, String)] = [
@@ -45,7 +55,7 @@ final class PostgresConnection {
             ("keepalives_interval", "1"), ("keepalives_count", "3"), ("tcp_user_timeout", "\(seconds * 1_000)"),
             ("dbname", uri),
         ]
-        let deadline = ContinuousClock.now + timeout
+        let deadline = nextDeadline()
         handle = Self.withCStrings(settings) { keywords, values in PQconnectStartParams(keywords, values, 1) }
         do throws(StorageError) {
             guard let handle, PQstatus(handle) != CONNECTION_BAD else { throw connectionFailure() }
@@ -88,6 +98,13 @@ final class PostgresConnection {
         return StorageError(.io, "PostgreSQL at \(displayName): \(what): \(message)")
     }
 
+    /// The end of the next wait: `timeout` from now, or `waitsEnd` when sooner.
+    private func nextDeadline() -> ContinuousClock.Instant {
+        let deadline = ContinuousClock.now + timeout
+        guard let waitsEnd else { return deadline }
+        return min(deadline, waitsEnd)
+    }
+
     /// Waits until the socket is ready for `events` or the deadline passes (then the connection is
     /// closed: what the server did with a request half sent or half answered is unknown).
     private func wait(for events: Int32, until deadline: ContinuousClock.Instant, doing what: @autoclosure () -> String) throws(StorageError) {
@@ -95,8 +112,8 @@ final class PostgresConnection {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
                 close()
-                throw StorageError(
-                    .io, "PostgreSQL at \(displayName) did not answer within \(Self.seconds(timeout)) (\(what())): the connection is closed.")
+                let allowed = waitsEnd.map { $0 <= ContinuousClock.now } == true ? "the time allowed" : Self.seconds(timeout)
+                throw StorageError(.io, "PostgreSQL at \(displayName) did not answer within \(allowed) (\(what())): the connection is closed.")
             }
             var descriptor = pollfd(fd: socket, events: Int16(events), revents: 0)
             let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
@@ -198,7 +215,7 @@ final class PostgresConnection {
     /// Sends what libpq holds and reads every result of the statement(s) sent, within `timeout`;
     /// returns the last one, or throws for the first that failed.
     private func collect(_ sql: String) throws(StorageError) -> PostgresResult {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = nextDeadline()
         guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
         while true {
             let flushed = PQflush(handle)
@@ -255,10 +272,26 @@ final class PostgresConnection {
         return String(cString: text).trimmingWhitespace()
     }
 
+    /// Whether libpq reads `uri` as a connection string (a plain database name, without `=` or a
+    /// scheme, always does).
+    static func parses(_ uri: String) -> Bool {
+        guard uri.contains("=") || uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else { return true }
+        var failure: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(uri, &failure) else {
+            if let failure { PQfreemem(failure) }
+            return false
+        }
+        PQconninfoFree(options)
+        return true
+    }
+
     /// What names the server in messages, `stats` and logs, without a password however it was given
     /// (a URI's `user:secret@`, `?password=`, a `password = '…'` pair): host, address, port, database and
     /// user as libpq reads them from `uri`.
     static func redacted(_ uri: String) -> String {
+        guard uri.contains("=") || uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else {
+            return uri.isEmpty ? "(the default server)" : "dbname=\(uri)"
+        }
         var failure: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(uri, &failure) else {
             if let failure { PQfreemem(failure) }
@@ -284,6 +317,8 @@ final class PostgresResult {
     deinit { PQclear(result) }
 
     var rowCount: Int { Int(PQntuples(result)) }
+    /// The command tag (`COMMIT`, or `ROLLBACK` for a COMMIT of a transaction an error had aborted).
+    var commandTag: String { String(cString: PQcmdStatus(result)) }
     /// Rows the statement inserted, updated or deleted.
     var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 

@@ -18,7 +18,7 @@ extension PostgresStore {
         let deadline = ContinuousClock.now + timeout
         var reason = "no answer"
         var pause = Duration.milliseconds(20)
-        // A connection of its own, bounded by what is left of the time (the writer's next write
+        // A connection of its own, none of whose waits goes past the deadline (the writer's next write
         // connects again with the full timeout, and reads the data sources' ids again).
         var probe: PostgresConnection?
         defer { probe?.close() }
@@ -56,12 +56,12 @@ extension PostgresStore {
         case notYet(String)
     }
 
-    /// Asks on `probe` (connecting it when needed, within what is left until `deadline`).
+    /// Asks on `probe` (connecting it when needed); no wait goes past `deadline`.
     private func ask(about transactionID: Int, backend: Int32, on probe: inout PostgresConnection?, until deadline: ContinuousClock.Instant) -> Answer {
         do throws(StorageError) {
             if probe?.isConnected != true {
                 probe?.close()
-                probe = try PostgresConnection(uri: uri, timeout: max(deadline - ContinuousClock.now, .milliseconds(100)))
+                probe = try PostgresConnection(uri: uri, timeout: timeout, waitsEnd: deadline)
             }
             let connection = probe!
             let status = try connection.query("SELECT txid_status($1)", [.integer(transactionID)])
@@ -70,7 +70,12 @@ extension PostgresStore {
             case "aborted": return .rolledBack
             case "in progress":
                 // Its commit has not arrived (or the server has not seen the link break): end it.
-                if backend != 0 { _ = try? connection.query("SELECT pg_terminate_backend($1)", [.integer(Int(backend))]) }
+                // Only while that process still runs this transaction (its process id may be reused).
+                if backend != 0 {
+                    _ = try? connection.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_xid::text::bigint = $2 % 4294967296",
+                        [.integer(Int(backend)), .integer(transactionID)])
+                }
                 return .notYet("the transaction was still in progress")
             default:
                 return .unknowable("the database no longer knows transaction \(transactionID)")

@@ -258,7 +258,11 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             throw error
         }
         do throws(StorageError) {
-            try connection.execute("COMMIT")
+            let committed = try connection.execute("COMMIT")
+            // A statement that failed inside the transaction aborted it: COMMIT then answers ROLLBACK.
+            guard committed.commandTag == "COMMIT" else {
+                throw StorageError(.io, "\(displayName): the transaction was rolled back (\(committed.commandTag)): nothing of the write was stored.")
+            }
         } catch {
             // The server answered: it rolled the transaction back.
             guard !connection.isConnected else {
@@ -329,7 +333,12 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             sourceIDs[name] = row.int(0, 0)
             try notify(Notice.dataSources)
         case .dropDataSource(let name):
-            guard let id = try? sourceID(of: name) else { return }
+            let id: Int
+            do throws(StorageError) {
+                id = try sourceID(of: name)
+            } catch where error.kind == .conflict {
+                return  // another writer dropped it already
+            }
             sourceIDs[name] = nil
             try connection.query("DELETE FROM listd_change_log WHERE source = $1", [.integer(id)])
             try connection.query("DELETE FROM listd_checkpoint_parts WHERE source = $1", [.integer(id)])
@@ -443,7 +452,10 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do throws(StorageError) {
             try body()
-            try connection.execute("COMMIT")
+            let committed = try connection.execute("COMMIT")
+            guard committed.commandTag == "COMMIT" else {
+                throw StorageError(.io, "PostgreSQL at \(connection.displayName): the transaction was rolled back (\(committed.commandTag)).")
+            }
         } catch {
             if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
             throw error

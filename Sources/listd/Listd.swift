@@ -170,14 +170,15 @@ struct Listd: AsyncParsableCommand {
         }
     }
 
-    /// Ends the process if the graceful stop has not ended within `seconds` (a store that does not
-    /// answer, a connection that does not drain): nothing acknowledged depends on the rest of it.
+    /// Ends the process with status 75 (`EX_TEMPFAIL`) if the graceful stop has not ended within
+    /// `seconds` (a store that does not answer, a connection that does not drain): nothing acknowledged
+    /// depends on the rest of it; what was in flight was not acknowledged.
     static func exitUnlessStopped(within seconds: Double, logger: Logger) {
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             logger.error("not stopped within \(seconds) s: exiting without waiting any longer (what was acknowledged is stored)")
             Systemd.notify("STATUS=Stopped without waiting for the rest")
             fflush(nil)
-            _exit(EXIT_SUCCESS)  // no exit handlers: the event loops are still running
+            _exit(EX_TEMPFAIL)  // no exit handlers: the event loops are still running
         }
     }
 

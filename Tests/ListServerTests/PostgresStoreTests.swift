@@ -219,6 +219,8 @@ struct PostgresStoreTests {
         for uri in [
             "postgresql:///listd?host=\(directory)&password=hunter2", "host=\(directory) dbname=listd password = hunter2",
             "host=\(directory) dbname=listd password='hunter2 x'",
+            // libpq's own message for a string that does not parse quotes the part it stopped at.
+            "postgresql://listd:hunter2%zz@/listd?host=\(directory)", "host=\(directory) dbname=listd password='hunter2",
         ] {
             let refused = try runProgram(binaryDirectory.appendingPathComponent("listd").path, ["--socket", directory + "/listd.sock", "--postgres", uri], timeout: .seconds(30))
             #expect(refused.status != 0)

@@ -205,6 +205,11 @@ struct SeveralHostsTests {
                 var connection = try? LineConnection(path: socket)
                 var sequence = 0
                 while ContinuousClock.now < end {
+                    if connection == nil { connection = try? LineConnection(path: socket) }
+                    guard connection != nil else {
+                        usleep(5_000)  // only paces the retries: nothing was sent
+                        continue
+                    }
                     let item = "w\(writer)-\(sequence)"
                     sequence += 1
                     var outcome = Outcome.unknown
@@ -215,7 +220,7 @@ struct SeveralHostsTests {
                             outcome = .failed
                         }
                     } else {
-                        connection = try? LineConnection(path: socket)  // no reply: its fate is unknown; go on on a new connection
+                        connection = nil  // no reply: its fate is unknown; go on on a new connection
                     }
                     ledger.record(item, outcome)
                 }

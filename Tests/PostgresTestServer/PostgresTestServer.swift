@@ -93,7 +93,7 @@ public final class PostgresTestServer {
         }
         try run(binaries + "/initdb", ["-D", dataDirectory, "-A", "trust", "-U", "postgres", "--no-sync"])
         if let network { try prepareNetwork(network) }
-        try start()
+        try startPickingAnotherPortWhenTaken()
         try run(binaries + "/createdb", ["-h", directory, "-p", "\(socketPort)", "-U", "postgres", "listd"])
         if network != nil {
             try psql("CREATE ROLE listd LOGIN PASSWORD '\(password)'; ALTER DATABASE listd OWNER TO listd")
@@ -209,6 +209,36 @@ public final class PostgresTestServer {
         try run(
             binaries + "/pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"],
             namespace: network?.namespace)
+    }
+
+    /// Starts the server; on TCP, when another process took the port picked for it meanwhile, again on
+    /// another (a few times).
+    private func startPickingAnotherPortWhenTaken() throws(Failure) {
+        var attempt = 1
+        while true {
+            do throws(Failure) {
+                return try start()
+            } catch {
+                guard let network, attempt < 5, serverLog.contains("Address already in use") else { throw error }
+                attempt += 1
+                port = try Self.freePort(on: network.address)
+            }
+        }
+    }
+
+    /// The server's log so far.
+    public var serverLog: String {
+        let descriptor = open(directory + "/server.log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return "" }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Stops the server at once (as a crash would, `immediate`), or cleanly (`fast`).

@@ -132,10 +132,10 @@ extension CommandRouter {
             Command(
                 name: "stats",
                 summary:
-                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
+                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
+                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -272,6 +272,7 @@ extension CommandRouter {
                                 "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
                                 "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
                                 "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
+                                "writesInFlight": .int(pipeline.writesInFlight),
                             ]
                             if let follower = state.follower {
                                 storage["shared"] = [

@@ -1,0 +1,65 @@
+import Foundation
+import ListStore
+import PostgresTestServer
+import Testing
+import TestSupport
+
+@testable import ListStorePostgres
+
+/// The libpq wrapper against a real PostgreSQL: what the store's commit relies on (the command tag of a
+/// COMMIT that rolled back), the bound on every wait (`waitsEnd`), and connection strings that do not parse.
+@Suite("PostgreSQL connection")
+struct PostgresConnectionTests {
+    /// A COMMIT of a transaction an error aborted succeeds as a command, with the tag ROLLBACK: the
+    /// store refuses to take that for a commit.
+    @Test func aCommitAfterAFailedStatementSaysRollback() throws {
+        let server = try PostgresTestServer()
+        let connection = try PostgresConnection(uri: server.uri)
+        try connection.execute("CREATE TABLE t(n int)")
+        try connection.execute("BEGIN")
+        try connection.execute("INSERT INTO t VALUES (1)")
+        #expect(throws: StorageError.self) { try connection.execute("SELECT 1/0") }
+        #expect(try connection.execute("COMMIT").commandTag == "ROLLBACK")
+        #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 0)
+        try connection.execute("BEGIN")
+        try connection.execute("INSERT INTO t VALUES (1)")
+        #expect(try connection.execute("COMMIT").commandTag == "COMMIT")
+    }
+
+    /// A server that stops answering (a partition) fails a statement by `waitsEnd` when that comes before
+    /// the connection's own timeout, and closes the connection.
+    @Test func noWaitGoesPastItsEnd() throws {
+        let server = try PostgresTestServer(network: .init(tls: false))
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let passfile = try server.writePassfile(in: directory)
+        let proxy = try FaultProxy(upstreamHost: "127.0.0.1", upstreamPort: server.port)
+        defer { proxy.stop() }
+        let connection = try PostgresConnection(
+            uri: server.connectionString(address: proxy.host, port: proxy.port, passfile: passfile), timeout: .seconds(120))
+        #expect(try connection.query("SELECT 1").int(0, 0) == 1)
+        proxy.blackHole()
+        connection.waitsEnd = ContinuousClock.now + .seconds(1)
+        let started = ContinuousClock.now
+        #expect(throws: StorageError.self) { try connection.query("SELECT 2") }
+        #expect(ContinuousClock.now - started < .seconds(30), "bounded by waitsEnd, not the 120 s timeout")
+        #expect(!connection.isConnected)
+    }
+
+    /// libpq's message for a connection string it cannot parse may quote the password: it is not shown.
+    @Test func aStringThatDoesNotParseIsRefusedWithoutLibpqsMessage() {
+        for uri in ["postgresql://listd:hunter2%zz@/listd", "dbname=listd password='hunter2"] {
+            #expect(!PostgresConnection.parses(uri))
+            do {
+                _ = try PostgresConnection(uri: uri, timeout: .seconds(1))
+                Issue.record("connected with \(uri)")
+            } catch {
+                #expect(error.message.contains("does not parse"), "\(error.message)")
+                #expect(!error.message.contains("hunter2"), "\(error.message)")
+            }
+        }
+        #expect(PostgresConnection.parses("listd"), "a database name")
+        #expect(PostgresConnection.redacted("listd") == "dbname=listd")
+        #expect(PostgresConnection.redacted("postgresql://listd:hunter2@db.example:5433/listd") == "host=db.example port=5433 dbname=listd user=listd")
+    }
+}
