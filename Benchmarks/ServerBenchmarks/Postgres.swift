@@ -78,6 +78,8 @@ func postgresBenchmark() {
     if let lag = try? LineConnection(path: followerSocket).request(["cmd": "stats"])["result"]?["storage"]?["shared"] {
         print("the second instance after the runs (\(fixed(cpuSeconds(followerPID), 1)) s of CPU; the writing one \(fixed(cpuSeconds(postgresPID), 1)) s): \(lag)")
     }
+    // Measured with a follower whatever the loads were (started now when none of them had one).
+    if followerPID == 0 { followerPID = startListd(socket: followerSocket, storage: ["--postgres", postgres.uri, "--sync", "always"]) }
     crossInstanceLatency(writer: postgresSocket, follower: followerSocket)
 }
 
