@@ -21,6 +21,9 @@ final class FlakyStore: Store, @unchecked Sendable {
     private let failsReads: Bool
     private var writes = 0
     private var probes = 0
+    /// Failures are injected only once this is set: the session's own setup (what root owns before an
+    /// ordinary user's requests) must not fail.
+    var injecting = false
 
     init(plan: UInt8) {
         var template = Array("/tmp/listd-fuzz-XXXXXX".utf8CString)
@@ -50,12 +53,14 @@ final class FlakyStore: Store, @unchecked Sendable {
     func load() throws(StorageError) -> StoredState { try inner.load() }
 
     func load(dataSources names: Set<String>, registrations: Bool) throws(StorageError) -> StoredState {
+        guard injecting else { return try inner.load(dataSources: names, registrations: registrations) }
         probes += 1
         if failsReads && probes % 2 == 1 { throw StorageError(.io, "injected read failure") }
         return try inner.load(dataSources: names, registrations: registrations)
     }
 
     func write(_ records: [StoreRecord]) throws(StorageError) {
+        guard injecting else { return try inner.write(records) }
         writes += 1
         if writes % failEvery == 0 { throw StorageError(.io, "injected write failure") }
         try inner.write(records)

@@ -72,6 +72,7 @@ final class Session {
         checker = try! server.connect()
         guard asAnotherUser else {
             client = try! server.connect()
+            store?.injecting = true
             return
         }
         for setup in [
@@ -84,6 +85,7 @@ final class Session {
             }
         }
         client = try! server.connect(as: PeerIdentity(uid: 1000, gid: 1000, pid: 1, user: "fuzz"))
+        store?.injecting = true
     }
 
     deinit {
