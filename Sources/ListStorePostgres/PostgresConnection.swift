@@ -170,6 +170,17 @@ final class PostgresConnection {
         return try collect(sql)
     }
 
+    /// Commits the transaction open on this connection.
+    ///
+    /// - Throws: `StorageError` (`io`) when it did not commit: the server's error, a lost connection, or
+    ///   a transaction a failed statement had aborted (PostgreSQL then answers COMMIT with ROLLBACK).
+    func commit() throws(StorageError) {
+        let tag = try execute("COMMIT").commandTag
+        guard tag == "COMMIT" else {
+            throw StorageError(.io, "PostgreSQL at \(displayName): the transaction was rolled back (\(tag)): nothing of it was stored.")
+        }
+    }
+
     /// Runs one statement with `parameters` (`$1`, `$2`, …), results in binary.
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(StorageError) -> PostgresResult {
@@ -272,10 +283,15 @@ final class PostgresConnection {
         return String(cString: text).trimmingWhitespace()
     }
 
+    /// Whether libpq takes `uri` for a plain database name (neither `key=value` pairs nor a URI).
+    private static func isDatabaseName(_ uri: String) -> Bool {
+        !uri.contains("=") && !uri.hasPrefix("postgresql://") && !uri.hasPrefix("postgres://")
+    }
+
     /// Whether libpq reads `uri` as a connection string (a plain database name, without `=` or a
     /// scheme, always does).
     static func parses(_ uri: String) -> Bool {
-        guard uri.contains("=") || uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else { return true }
+        guard !isDatabaseName(uri) else { return true }
         var failure: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(uri, &failure) else {
             if let failure { PQfreemem(failure) }
@@ -289,7 +305,7 @@ final class PostgresConnection {
     /// (a URI's `user:secret@`, `?password=`, a `password = '…'` pair): host, address, port, database and
     /// user as libpq reads them from `uri`.
     static func redacted(_ uri: String) -> String {
-        guard uri.contains("=") || uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else {
+        guard !isDatabaseName(uri) else {
             return uri.isEmpty ? "(the default server)" : "dbname=\(uri)"
         }
         var failure: UnsafeMutablePointer<CChar>?

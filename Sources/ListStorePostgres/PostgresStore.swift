@@ -258,11 +258,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             throw error
         }
         do throws(StorageError) {
-            let committed = try connection.execute("COMMIT")
-            // A statement that failed inside the transaction aborted it: COMMIT then answers ROLLBACK.
-            guard committed.commandTag == "COMMIT" else {
-                throw StorageError(.io, "\(displayName): the transaction was rolled back (\(committed.commandTag)): nothing of the write was stored.")
-            }
+            try connection.commit()
         } catch {
             // The server answered: it rolled the transaction back.
             guard !connection.isConnected else {
@@ -452,10 +448,7 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
         do throws(StorageError) {
             try body()
-            let committed = try connection.execute("COMMIT")
-            guard committed.commandTag == "COMMIT" else {
-                throw StorageError(.io, "PostgreSQL at \(connection.displayName): the transaction was rolled back (\(committed.commandTag)).")
-            }
+            try connection.commit()
         } catch {
             if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
             throw error

@@ -21,9 +21,17 @@ struct PostgresConnectionTests {
         #expect(throws: StorageError.self) { try connection.execute("SELECT 1/0") }
         #expect(try connection.execute("COMMIT").commandTag == "ROLLBACK")
         #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 0)
+        // What the store commits with: an aborted transaction is an error, not a commit.
+        try connection.execute("BEGIN")
+        #expect(throws: StorageError.self) { try connection.execute("SELECT 1/0") }
+        #expect(throws: StorageError.self) { try connection.commit() }
         try connection.execute("BEGIN")
         try connection.execute("INSERT INTO t VALUES (1)")
         #expect(try connection.execute("COMMIT").commandTag == "COMMIT")
+        try connection.execute("BEGIN")
+        try connection.execute("INSERT INTO t VALUES (2)")
+        try connection.commit()
+        #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 2)
     }
 
     /// A server that stops answering (a partition) fails a statement by `waitsEnd` when that comes before

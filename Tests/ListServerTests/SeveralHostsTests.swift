@@ -161,8 +161,12 @@ struct SeveralHostsTests {
     final class Ledger: @unchecked Sendable {
         private let lock = NSLock()
         private var recorded: [String: Outcome] = [:]
+        private var unreachable = 0
         func record(_ item: String, _ outcome: Outcome) { lock.withLock { recorded[item] = outcome } }
         var outcomes: [String: Outcome] { lock.withLock { recorded } }
+        /// A writer could not connect to its listd (which the nemesis never stops): it ended early.
+        func writerCouldNotConnect() { lock.withLock { unreachable += 1 } }
+        var writersThatCouldNotConnect: Int { lock.withLock { unreachable } }
     }
 
     /// What one append came to, as its writer saw it.
@@ -207,8 +211,8 @@ struct SeveralHostsTests {
                 while ContinuousClock.now < end {
                     if connection == nil { connection = try? LineConnection(path: socket) }
                     guard connection != nil else {
-                        usleep(5_000)  // only paces the retries: nothing was sent
-                        continue
+                        ledger.writerCouldNotConnect()
+                        return
                     }
                     let item = "w\(writer)-\(sequence)"
                     sequence += 1
@@ -253,6 +257,7 @@ struct SeveralHostsTests {
             link.setLatency(.zero)
         }
         #expect(writersDone.wait(timeout: .now() + 120) == .success, "the writers finished")
+        #expect(ledger.writersThatCouldNotConnect == 0, "every writer reached its listd for the whole run")
         let results = ledger.outcomes
 
         // Both instances converge on one list.
