@@ -106,6 +106,51 @@ public struct SectionSnapshot: Hashable, Sendable {
         }
     }
 
+    /// Appends another section snapshot's tree (with its expansion state) at the end of the root level,
+    /// or as the last children of `parent`.
+    ///
+    /// - Throws: `.duplicateItem` when an item of `snapshot` already exists, `.itemNotFound` for an
+    ///   unknown parent.
+    /// - Complexity: O(size of `snapshot`).
+    public mutating func append(_ snapshot: SectionSnapshot, to parent: String? = nil) throws {
+        if let parent { try checkExists(parent, role: "Parent item") }
+        try checkNoClash(with: snapshot)
+        graft(snapshot, under: parent)
+        if let parent {
+            nodes[parent]!.children.append(contentsOf: snapshot.roots)
+        } else {
+            roots.append(contentsOf: snapshot.roots)
+        }
+    }
+
+    /// Removes an item with its descendants and returns them as a section snapshot of their own, the
+    /// item its single root (with their expansion state): what moving a subtree takes out.
+    ///
+    /// - Throws: `.itemNotFound`.
+    /// - Complexity: O(subtree + the item's siblings).
+    public mutating func detach(_ item: String) throws -> SectionSnapshot {
+        let subtree = try snapshot(of: item, includingParent: true)
+        try delete([item])
+        return subtree
+    }
+
+    /// Whether `item` lies below `ancestor` (at any depth). O(depth).
+    public func isDescendant(_ item: String, of ancestor: String) -> Bool {
+        var current = nodes[item]?.parent
+        while let parent = current {
+            if parent == ancestor { return true }
+            current = nodes[parent]?.parent
+        }
+        return false
+    }
+
+    /// Whether the section snapshot holds more than a flat list of items: an item with children, or an
+    /// expanded item. O(n).
+    public var isOutline: Bool { !expanded.isEmpty || nodes.values.contains { !$0.children.isEmpty } }
+
+    /// The number of items a list does not show (below a collapsed ancestor). O(visible + roots).
+    public var hiddenCount: Int { count - visibleLevels.count }
+
     /// Replaces the payload of an item; an unknown item is ignored. O(1) on average.
     public mutating func setData(_ data: JSONValue, of item: String) {
         if nodes[item] != nil { nodes[item]!.data = data }
@@ -324,6 +369,16 @@ public struct SectionSnapshot: Hashable, Sendable {
         }
     }
 
+    private func checkNoClash(with snapshot: SectionSnapshot) throws {
+        let clashes = snapshot.nodes.keys.filter { nodes[$0] != nil }.sorted()
+        if !clashes.isEmpty {
+            throw SnapshotError(
+                .duplicateItem,
+                "Identifiers in a section snapshot must be unique. Duplicate item identifiers: \(quoted(clashes)).",
+                identifiers: clashes)
+        }
+    }
+
     private mutating func insert(_ items: [Item], relativeTo destination: String, after: Bool) throws {
         try checkExists(destination, role: "Item to insert \(after ? "after" : "before")")
         try checkNew(items)
@@ -334,13 +389,7 @@ public struct SectionSnapshot: Hashable, Sendable {
 
     private mutating func insert(_ snapshot: SectionSnapshot, relativeTo destination: String, after: Bool) throws {
         try checkExists(destination, role: "Item to insert \(after ? "after" : "before")")
-        let clashes = snapshot.nodes.keys.filter { nodes[$0] != nil }.sorted()
-        if !clashes.isEmpty {
-            throw SnapshotError(
-                .duplicateItem,
-                "Identifiers in a section snapshot must be unique. Duplicate item identifiers: \(quoted(clashes)).",
-                identifiers: clashes)
-        }
+        try checkNoClash(with: snapshot)
         let parent = nodes[destination]!.parent
         graft(snapshot, under: parent)
         insertSiblings(snapshot.roots, parent: parent, relativeTo: destination, after: after)

@@ -43,3 +43,28 @@ extension Snapshot {
         storage.undo(undo.entries)
     }
 }
+
+/// A transaction on a snapshot opened by `Snapshot.beginTransaction()`: ended once, by
+/// `commitTransaction(_:)` or `rollBackTransaction(_:)`.
+public struct SnapshotTransaction: Sendable {
+    fileprivate let mark: UndoMark
+}
+
+extension Snapshot {
+    /// Opens a transaction whose changes `rollBackTransaction(_:)` undoes (what a batch of edits does
+    /// when one of them fails). It nests in an undo recording: the recording keeps what the transaction
+    /// kept. O(1); each change then costs one undo entry per item or section it touches.
+    public mutating func beginTransaction() -> SnapshotTransaction {
+        SnapshotTransaction(mark: storage.beginUndoLog())
+    }
+
+    /// Ends a transaction, keeping its changes. O(1).
+    public mutating func commitTransaction(_ transaction: SnapshotTransaction) {
+        storage.commitUndoLog(transaction.mark)
+    }
+
+    /// Ends a transaction, undoing its changes newest first. O(its changes).
+    public mutating func rollBackTransaction(_ transaction: SnapshotTransaction) {
+        storage.rollBackUndoLog(transaction.mark)
+    }
+}

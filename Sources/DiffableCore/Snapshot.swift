@@ -302,8 +302,8 @@ public struct Snapshot: Sendable {
         return storage.itemMarks[Int(slot)].contains(mark)
     }
 
-    /// Throws when `identifiers` repeats an identifier. O(k).
-    static func checkUnique(_ identifiers: [String], code: SnapshotError.Code, what: String) throws {
+    /// Throws `code` naming the identifiers that repeat in `identifiers` (`what` names their kind).
+    public static func checkUnique(_ identifiers: [String], code: SnapshotError.Code, what: String) throws {
         var seen = Set<String>(minimumCapacity: identifiers.count)
         var duplicates: [String] = []
         for id in identifiers where !seen.insert(id).inserted && !duplicates.contains(id) {

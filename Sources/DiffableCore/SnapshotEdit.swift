@@ -61,6 +61,11 @@ public struct BatchError: Error, Hashable, Sendable, CustomStringConvertible {
     public var index: Int
     public var error: SnapshotError
 
+    public init(index: Int, error: SnapshotError) {
+        self.index = index
+        self.error = error
+    }
+
     public var description: String { "operation \(index): \(error)" }
 }
 
@@ -218,6 +223,8 @@ extension Snapshot {
         }
         stage.itemInserts.sort { $0.indexPath < $1.indexPath }
         followUp.itemReconfigures.sort { $0.indexPath < $1.indexPath }
+        // Existing items put back where they were: nothing moved.
+        if stage.itemInserts.isEmpty && stage.itemMoves.allSatisfy({ $0.from == $0.to }) { stage.itemMoves = [] }
     }
 
     private func changesAtCurrentPositions(_ ids: [String], verb: String) throws -> [ItemChange] {

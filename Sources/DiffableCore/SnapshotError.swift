@@ -46,16 +46,27 @@ public struct SnapshotWarning: Hashable, Sendable, CustomStringConvertible {
         case unknownItemsIgnored = "unknown-items-ignored"
         /// Sections asked to be deleted did not exist and were ignored.
         case unknownSectionsIgnored = "unknown-sections-ignored"
+        /// A whole snapshot listed a section's rows otherwise than its outline shows them: the section
+        /// became flat, and the outline's collapsed items that the snapshot does not list are gone
+        /// (`details`: `section`, `hiddenItemsDropped`).
+        case outlineReplaced = "outline-replaced"
+        /// A change made the cell provider's rules pick another registration for reconfigured (or moved)
+        /// items: they are reloaded instead, so that their cells come from that registration
+        /// (`details`: `items`).
+        case reconfigureBecameReload = "reconfigure-became-reload"
     }
 
     public var code: Code
     public var message: String
     public var identifiers: [String]
+    /// Members of the warning beyond its code, message and identifiers, as the protocol names them.
+    public var details: [String: JSONValue]
 
-    public init(_ code: Code, _ message: String, identifiers: [String]) {
+    public init(_ code: Code, _ message: String, identifiers: [String], details: [String: JSONValue] = [:]) {
         self.code = code
         self.message = message
         self.identifiers = identifiers
+        self.details = details
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

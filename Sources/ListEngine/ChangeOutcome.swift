@@ -20,8 +20,18 @@ public struct ChangeOutcome: Sendable {
     public var retired: Snapshot?
     /// What undoes the change (only when `apply` was asked to record it).
     public var undo: ChangeUndo?
+    /// The change changed nothing (deleting unknown items, moving an item to where it is, applying the
+    /// same snapshot, setting the same layout): no new version was made, nothing is stored or sent, and
+    /// `version` is the current one.
+    public var unchanged = false
+    /// The change changed what `changes` does not show (an outline, a collapsed item, a layout, rules,
+    /// the expansion scope).
+    var changedUnseen = false
 
     public init() {}
+
+    /// Whether the change left the data source as it was (nothing in `changes`, nothing else changed).
+    var changesNothing: Bool { changes.isEmpty && !reloadData && !changedUnseen && !createdDataSource }
 }
 
 /// The limits a live change is checked against. Replaying what was accepted before checks none.
@@ -35,6 +45,9 @@ public struct ChangeLimits: Sendable {
     /// Whether a cell provider must name existing registrations. Replaying does not check: a
     /// registration may have been deleted since (the provider then names one that is gone, as it did live).
     public var checksRegistrations = true
+    /// Whether a change that changes nothing keeps the current version (live changes). Replaying what
+    /// was stored makes every stored version again.
+    public var omitsEmptyVersions = true
 
     public init(maximumDataSources: Int, maximumItemsPerDataSource: Int, maximumIdentifierBytes: Int, maximumRegistrations: Int) {
         self.maximumDataSources = maximumDataSources
@@ -47,6 +60,7 @@ public struct ChangeLimits: Sendable {
     public static let none: ChangeLimits = {
         var limits = ChangeLimits(maximumDataSources: .max, maximumItemsPerDataSource: .max, maximumIdentifierBytes: .max, maximumRegistrations: .max)
         limits.checksRegistrations = false
+        limits.omitsEmptyVersions = false
         limits.quota = .unlimited
         return limits
     }()

@@ -17,8 +17,9 @@ public final class DataSourceModel {
     /// Increments by one with every accepted change: the total order of the data source's changes.
     public internal(set) var version: Int
     public internal(set) var snapshot: Snapshot
-    /// Section snapshots applied with `applySectionSnapshot`, by section. An outline is kept while the
-    /// section's items are still its visible items; any other change to the section drops it.
+    /// Section snapshots applied with `applySectionSnapshot`, by section. Every edit keeps them (see
+    /// `performKeepingOutlines(_:asBatch:)`); a whole new snapshot that lists a section otherwise replaces
+    /// its outline with the flat section (`reconcileOutlinesWithSnapshot()`).
     public private(set) var outlines: [String: SectionSnapshot]
     /// What the outlines store (their own copies of identifiers and payloads), in all and by section,
     /// kept by `setOutline(_:for:)`.
@@ -113,28 +114,46 @@ public final class DataSourceModel {
         return try? snapshot.sectionSnapshot(of: section)
     }
 
-    /// Drops outlines whose section no longer shows exactly their visible items. With `syncingData`
-    /// (the change may have given items new payloads: `updateItems`, `apply`), the outlines kept take
-    /// their visible items' payloads from the snapshot, so that expanding, collapsing and views with an
-    /// expansion of their own show what the data source holds.
-    func reconcileOutlines(syncingData: Bool = false) {
-        guard !outlines.isEmpty else { return }
-        for (section, outline) in outlines {
-            let current = (try? snapshot.itemIdentifiers(inSection: section)) ?? nil
-            let visible = outline.visibleItems
-            guard current == visible.map(\.id) else {
-                setOutline(nil, for: section)
+    /// Brings the outlines to a whole new snapshot (`apply`): an outline whose section lists exactly its
+    /// visible items (and none of its collapsed ones elsewhere) is kept, its rows' payloads taken from the
+    /// snapshot; any other is replaced by the flat section the snapshot lists, with an `outline-replaced`
+    /// warning counting the collapsed items that went with it. Returns the warnings and whether an
+    /// outline changed. O(items of the outlines).
+    func reconcileOutlinesWithSnapshot() -> (warnings: [SnapshotWarning], changed: Bool) {
+        guard !outlines.isEmpty else { return ([], false) }
+        var warnings: [SnapshotWarning] = []
+        var changed = false
+        for (section, outline) in outlines.sorted(by: { $0.key < $1.key }) {
+            guard let rows = try? snapshot.itemIdentifiers(inSection: section) else {
+                setOutline(nil, for: section)  // the section went, and its outline with it
+                changed = true
                 continue
             }
-            guard syncingData else { continue }
-            var synced = outline
-            var changed = false
-            for item in visible {
-                guard let data = snapshot.data(ofItem: item.id), data != item.data else { continue }
-                synced.setData(data, of: item.id)
-                changed = true
+            let visible = outline.visibleItems
+            let shown = Set(visible.lazy.map(\.id))
+            let hidden = outline.items.lazy.map(\.id).filter { !shown.contains($0) }
+            if rows == visible.map(\.id), !hidden.contains(where: { self.snapshot.contains(item: $0) }) {
+                var synced = outline
+                for item in visible {
+                    guard let data = snapshot.data(ofItem: item.id), data != item.data else { continue }
+                    synced.setData(data, of: item.id)
+                }
+                if synced != outline {
+                    setOutline(synced, for: section)
+                    changed = true
+                }
+                continue
             }
-            if changed { setOutline(synced, for: section) }
+            let dropped = hidden.filter { !self.snapshot.contains(item: $0) }.count
+            setOutline(nil, for: section)
+            changed = true
+            warnings.append(
+                SnapshotWarning(
+                    .outlineReplaced,
+                    "The snapshot lists the rows of section \"\(section)\" otherwise than its outline shows them: the section is flat now"
+                        + (dropped > 0 ? ", and the \(dropped) collapsed items the snapshot does not list are gone." : "."),
+                    identifiers: [section], details: ["section": .string(section), "hiddenItemsDropped": .int(dropped)]))
         }
+        return (warnings, changed)
     }
 }

@@ -55,6 +55,7 @@ extension StateModel {
         guard case .dataSource(let name, _, _, _) = rehearsal.change, let dataSource = dataSources[name],
             dataSource.version == rehearsal.baseVersion, dataSource.incarnation == rehearsal.baseIncarnation
         else { return nil }
+        if rehearsal.outcome.unchanged { return rehearsal.outcome }  // nothing to install: the version stays
         let result = rehearsal.result
         let itemsBefore = dataSource.storedItemCount
         let bytesBefore = dataSource.storedBytes

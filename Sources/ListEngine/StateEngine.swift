@@ -51,6 +51,10 @@ public final class StateEngine {
             outcome = try model.apply(change, limits: limits, recordingUndo: recordingUndo, knownChanges: known?.changes)
         }
         var applied = AppliedChange(outcome: outcome, previousVersion: previousVersion)
+        if outcome.unchanged, let name = change.dataSourceName {
+            applied.dataSource = dataSources[name]  // no version, no event: nothing to send or keep
+            return applied
+        }
         switch change {
         case .createDataSource(let name, _, _):
             applied.dataSource = serve(name)
@@ -64,7 +68,8 @@ public final class StateEngine {
                 applied.event = storedEvent  // the committing instance's line, the same bytes this one would make
             } else if case .setLayout = operation {
                 applied.event = ViewEvent.layoutChanged(dataSource: name, version: dataSource.version, layout: dataSource.layout.json)
-            } else if let known {
+            } else if let known, !outcome.warnings.contains(where: { $0.code == .reconfigureBecameReload }) {
+                // (Reloads that replaced reconfigures are not in the encoding made before.)
                 applied.changesJSON = known.json[...]
                 if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) { applied.event = dataSource.changesEvent(changesJSON: known.json) }
             } else if dataSource.hasViews || !RetainedEvents.tooLarge(outcome) {

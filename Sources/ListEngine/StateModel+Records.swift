@@ -7,6 +7,7 @@ extension StateModel {
     /// the same state as the model. Call it right after `apply`, before the next change. `event` is the
     /// line views were sent for a data-source change, kept for views that resume (`nil`: not kept).
     public func records(of change: StateChange, outcome: ChangeOutcome, event: [UInt8]?) -> [StoreRecord] {
+        if outcome.unchanged { return [] }
         switch change {
         case .createDataSource(let name, let incarnation, let content):
             return [.createDataSource(name: name, incarnation: incarnation, version: content.version, content: StateCoding.encode(content))]

@@ -174,6 +174,7 @@ public final class StateModel {
         }
         let itemsBefore = dataSource.storedItemCount
         let bytesBefore = dataSource.storedBytes
+        let picks = CellPicks(before: operation, in: dataSource)
         if case .replaceSnapshot(let new, _) = operation {
             try checkBytes(replacing: dataSource.snapshot.storedBytes, with: new.storedBytes, owner: dataSource.owner, limits)
         } else if operation.mayAddBytes {
@@ -187,8 +188,19 @@ public final class StateModel {
             if recordingUndo { outcome.undo = ChangeUndo(step: .created(dataSource: name)) }
         }
         if created { dataSources[name] = dataSource }
+        if case .replaceSnapshot = operation {
+            let (warnings, changed) = dataSource.reconcileOutlinesWithSnapshot()
+            outcome.warnings.append(contentsOf: warnings)
+            outcome.changedUnseen = outcome.changedUnseen || changed
+        }
+        picks?.reloadRepicked(&outcome, in: dataSource)
+        if limits.omitsEmptyVersions, !created, outcome.changesNothing {
+            // Nothing to store or send: the current version answers, marked unchanged.
+            outcome.unchanged = true
+            outcome.version = dataSource.version
+            return outcome
+        }
         dataSource.version += 1
-        dataSource.reconcileOutlines(syncingData: operation.mayChangeItemData)
         adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
         adjustBytes(of: dataSource.owner, by: dataSource.storedBytes - bytesBefore)
         outcome.version = dataSource.version
@@ -236,15 +248,22 @@ public final class StateModel {
         switch operation {
         case .edit(let edit):
             try checkRoom(for: edit.addedItemCount, in: dataSource, limits)
-            let result = try snapshotOperation { () throws in try dataSource.snapshot.perform(edit) }
+            var outlinesChanged = false
+            let result = try snapshotOperation { () throws in
+                let result = try dataSource.performKeepingOutlines([edit], asBatch: false)
+                outlinesChanged = result.outlinesChanged
+                return result.outcome
+            }
             outcome.changes = result.changes
             outcome.warnings = result.warnings
+            outcome.changedUnseen = outlinesChanged
         case .batch(let edits):
             try checkRoom(for: edits.reduce(0) { $0 + $1.addedItemCount }, in: dataSource, limits)
             do {
-                let result = try dataSource.snapshot.perform(edits)
-                outcome.changes = result.changes
-                outcome.warnings = result.warnings
+                let result = try dataSource.performKeepingOutlines(edits, asBatch: true)
+                outcome.changes = result.outcome.changes
+                outcome.warnings = result.outcome.warnings
+                outcome.changedUnseen = result.outlinesChanged
             } catch let error as BatchError {
                 let wire = WireError(error.error)
                 throw WireError(wire.code, "operations[\(error.index)]: \(wire.message)")
@@ -258,6 +277,7 @@ public final class StateModel {
             try checkQuota(addingItems: new.numberOfItems - dataSource.snapshot.numberOfItems, owner: dataSource.owner, limits)
             outcome.changes = reloadData ? StagedChanges() : knownChanges ?? new.difference(from: dataSource.snapshot)
             outcome.reloadData = reloadData
+            outcome.changedUnseen = reloadData
             outcome.retired = dataSource.snapshot
             dataSource.snapshot = new
         case .replaceOutline(let section, let outline):
@@ -275,20 +295,26 @@ public final class StateModel {
                 return outline
             }
         case .setLayout(let layout):
+            outcome.changedUnseen = dataSource.layout != layout
             dataSource.layout = layout
         case .setCellProvider(let provider, let elementKind):
             // Stored as given: a provider set by a request names the owners of its registrations
             // (`CellProvider.registrationOwners`), so what is replayed binds the same.
             if limits.checksRegistrations { try checkRegistrations(of: provider, elementKind: elementKind) }
             if let elementKind {
+                outcome.changedUnseen = dataSource.supplementaryProviders[elementKind] != provider
                 dataSource.supplementaryProviders[elementKind] = provider
             } else {
+                outcome.changedUnseen = dataSource.cellProvider != provider
+                // Items the new rules give another registration are reloaded (their cells come from it);
+                // views keep the others, and what they dequeue from now on follows the new rules.
+                outcome.changes = CellPicks.reloads(of: dataSource, from: dataSource.cellProvider, to: provider)
                 dataSource.cellProvider = provider
             }
-            // Views keep their cells; what they dequeue from now on follows the new rules.
         case .setExpansionScope(let scope):
             // The data source's snapshot stays; views with an expansion of their own are brought to the
             // shared one by the server when the scope becomes shared.
+            outcome.changedUnseen = dataSource.expansionScope != scope
             dataSource.expansionScope = scope
         }
         return outcome
@@ -308,7 +334,8 @@ public final class StateModel {
         var result = try snapshotOperation { () throws in
             try dataSource.snapshot.perform(.replaceItems(inSection: section, with: outline.visibleItems))
         }
-        dataSource.setOutline(outline, for: section)
+        let outlineChanged = dataSource.outlines[section] != outline
+        if outlineChanged { dataSource.setOutline(outline, for: section) }
         var reconfigures = ChangeStage()
         if let previous {
             let previousLevels = Dictionary(previous.visibleLevels, uniquingKeysWith: { first, _ in first })
@@ -325,6 +352,7 @@ public final class StateModel {
         var outcome = ChangeOutcome()
         outcome.changes = result.changes
         outcome.warnings = result.warnings
+        outcome.changedUnseen = outlineChanged
         return outcome
     }
 
@@ -441,26 +469,7 @@ public final class StateModel {
     }
 }
 
-extension DataSourceOperation {
-    /// Whether the operation may give existing items other payloads (which outlines then take over).
-    fileprivate var mayChangeItemData: Bool {
-        switch self {
-        case .edit(let edit): return edit.mayChangeItemData
-        case .batch(let edits): return edits.contains { $0.mayChangeItemData }
-        case .replaceSnapshot: return true
-        case .replaceOutline, .setExpansion, .setLayout, .setCellProvider, .setExpansionScope: return false
-        }
-    }
-}
-
 extension SnapshotEdit {
-    /// Whether the edit may give existing items other payloads.
-    fileprivate var mayChangeItemData: Bool {
-        switch self {
-        case .updateItems, .replaceItems: return true
-        default: return false
-        }
-    }
     /// How many items the edit may add (for the item limit).
     var addedItemCount: Int {
         switch self {

@@ -1,6 +1,7 @@
 import CellCore
 import DiffableCore
 import ListEngine
+import ListLayout
 import ListStore
 import ListWire
 import Testing
@@ -53,8 +54,12 @@ struct StateEngineTests {
     @Test func aLayoutChangeMakesALayoutChangedEvent() throws {
         let engine = engine()
         _ = try engine.commit(edit("d", .appendSections(["S"]), create: true), limits: limits, recordingUndo: false)
-        let applied = try engine.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(.init())), limits: limits, recordingUndo: false)
+        let grouped = LayoutDescription(defaultLayout: .list(ListSectionConfiguration(appearance: .grouped)))
+        let applied = try engine.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(grouped)), limits: limits, recordingUndo: false)
         #expect(try JSONParser.parse(#require(applied.event))["event"] == "layoutChanged")
+        // The same layout again changes nothing: no version, no event.
+        let again = try engine.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(grouped)), limits: limits, recordingUndo: false)
+        #expect(again.outcome.unchanged && again.outcome.version == 2 && again.event == nil && engine.dataSources["d"]?.version == 2)
     }
 
     @Test func aRefusedChangeLeavesEverythingAsItWas() throws {

@@ -57,8 +57,11 @@ struct StateModelTests {
         let outcome = try model.apply(
             .dataSource(name: "d", ifVersion: 2, createAs: nil, .batch([.deleteItems(["a"]), .moveItem("c", .before("b"))])), limits: limits)
         #expect(outcome.version == 3 && d.snapshot.itemIdentifiers == ["c", "b"])
-        // Layout and cell provider changes are versions too.
-        #expect(try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(LayoutDescription())), limits: limits).version == 4)
+        // Layout and cell provider changes are versions too; setting what is there already is none.
+        let grouped = LayoutDescription(defaultLayout: .list(ListSectionConfiguration(appearance: .grouped)))
+        #expect(try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(grouped)), limits: limits).version == 4)
+        let same = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(grouped)), limits: limits)
+        #expect(same.unchanged && same.version == 4 && d.version == 4)
         _ = try model.apply(.register(Registration(name: "row", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
         let provider = CellProvider(defaultRegistration: "row")
         let changed = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: nil)), limits: limits)

@@ -29,7 +29,8 @@ struct ReferenceDataSource: Equatable {
         for operation in command.operations {
             if let error = candidate.perform(operation) { return error }
         }
-        candidate.version += 1
+        // An edit that leaves the data source as it was makes no version (it answers "unchanged").
+        if candidate.sections != sections || !exists { candidate.version += 1 }
         self = candidate
         return nil
     }

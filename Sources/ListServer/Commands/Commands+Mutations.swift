@@ -252,7 +252,7 @@ extension CommandRouter {
         return committed.result(
             mutation: MutationReply(
                 version: outcome.version ?? 0, changesJSON: committed.changesJSON, changes: outcome.changes, reloadData: outcome.reloadData,
-                animatingDifferences: animatingDifferences, warnings: outcome.warnings))
+                animatingDifferences: animatingDifferences, warnings: outcome.warnings, unchanged: outcome.unchanged))
     }
 }
 
@@ -265,6 +265,8 @@ struct MutationReply {
     var reloadData: Bool
     var animatingDifferences: Bool
     var warnings: [SnapshotWarning]
+    /// The change changed nothing: `version` is the current one, and no event was sent.
+    var unchanged = false
 
     func write(into writer: inout JSONWriter) {
         writer.key(literal: "version")
@@ -275,14 +277,20 @@ struct MutationReply {
         } else {
             writer.changes(changes, reloadData: reloadData, animatingDifferences: animatingDifferences)
         }
+        if unchanged {
+            writer.key(literal: "unchanged")
+            writer.bool(true)
+        }
         if !warnings.isEmpty {
             writer.key("warnings")
             writer.beginArray()
             for warning in warnings {
-                writer.value([
+                var members: [String: JSONValue] = [
                     "code": .string(warning.code.rawValue), "message": .string(warning.message),
                     "identifiers": .array(warning.identifiers.map { .string($0) }),
-                ])
+                ]
+                members.merge(warning.details) { own, _ in own }
+                writer.value(.object(members))
             }
             writer.endArray()
         }

@@ -45,6 +45,10 @@ struct Committed {
             writer.string(name)
             writer.key("version")
             writer.int(version)
+            if outcome.unchanged {
+                writer.key("unchanged")
+                writer.bool(true)
+            }
             more(&writer)
         }
     }
@@ -95,6 +99,7 @@ extension ServerState {
         }
         let dataSource = applied.dataSource.map { unsafeDowncast($0, to: DataSource.self) }
         committed.dataSource = dataSource
+        if applied.outcome.unchanged { return committed }  // nothing was stored, nothing is sent
         switch change {
         case .createDataSource:
             break
