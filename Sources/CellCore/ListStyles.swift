@@ -8,12 +8,8 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
     case prominentInsetGroupedHeader, extraProminentInsetGroupedHeader
     case sidebarCell, sidebarSubtitleCell, sidebarHeader
 
-    /// The properties a registration may set.
-    public static let properties: Set<String> = [
-        "text", "secondaryText", "image", "textProperties", "secondaryTextProperties", "imageProperties",
-        "prefersSideBySideTextAndSecondaryText", "directionalLayoutMargins", "imageToTextPadding",
-        "textToSecondaryTextVerticalPadding", "textToSecondaryTextHorizontalPadding",
-    ]
+    /// The properties a registration may set (`ConfigurationSchema.content` says what each takes).
+    public static var properties: Set<String> { Set(ConfigurationSchema.content.keys) }
 
     /// Whether the style is for headers and footers (supplementary views) rather than cells.
     public var isSupplementary: Bool {
@@ -84,7 +80,7 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
         var defaults = layout
         defaults["textProperties"] = textProperties
         defaults["secondaryTextProperties"] = secondary
-        defaults["imageProperties"] = ["tintColor": self == .sidebarCell || self == .sidebarSubtitleCell ? "accent" : "tint", "reservedLayoutSize": 0]
+        defaults["imageProperties"] = ["tintColor": self == .sidebarCell || self == .sidebarSubtitleCell ? "accent" : "tint", "reservedLayoutSize": ["width": 0, "height": 0]]
         defaults["secondaryTextPlacement"] = .string(
             self == .valueCell ? "trailing" : (self == .cell || self.isSupplementary ? "none" : "below"))
         return defaults
@@ -122,7 +118,8 @@ public enum ListContentStyle: String, CaseIterable, Sendable {
 public enum BackgroundStyle: String, CaseIterable, Sendable {
     case listPlainCell, listGroupedCell, listSidebarCell, clear
 
-    public static let properties: Set<String> = ["cornerRadius", "backgroundColor", "strokeColor", "strokeWidth", "backgroundInsets"]
+    /// The properties a registration may set (`ConfigurationSchema.background` says what each takes).
+    public static var properties: Set<String> { Set(ConfigurationSchema.background.keys) }
 
     public var defaults: [String: JSONValue] {
         switch self {
@@ -142,18 +139,58 @@ public enum BackgroundStyle: String, CaseIterable, Sendable {
     }
 }
 
-/// `UICellAccessory`'s kinds, each with when it is displayed.
+/// `UICellAccessory`'s kinds, each with when it is displayed by default and its options.
 public enum AccessoryKind: String, CaseIterable, Sendable {
-    case disclosureIndicator, outlineDisclosure, checkmark, delete, reorder, label, detail
+    case disclosureIndicator, outlineDisclosure, checkmark, delete, insert, reorder, multiselect, label, detail, popUpMenu, customView
 
-    public static let properties: Set<String> = ["type", "displayed", "text", "tintColor", "hidden"]
+    /// The kind's properties (besides `type`): every kind's `displayed`, `hidden`, `tintColor` and
+    /// `reservedLayoutWidth` (`ConfigurationSchema.accessoryCommon`), and its own options.
+    public var properties: [String: PropertyType] {
+        ConfigurationSchema.accessoryCommon.merging(ownProperties) { common, _ in common }
+    }
 
-    /// By default, delete and reorder show only while editing; the rest always.
+    /// The options only this kind has (`UICellAccessory`'s per-kind options, and what its view shows).
+    public var ownProperties: [String: PropertyType] {
+        switch self {
+        case .outlineDisclosure: return ["style": .choice(["automatic", "header", "cell"])]
+        case .delete, .insert, .multiselect: return ["backgroundColor": .color]
+        case .reorder: return ["showsVerticalSeparator": .boolean]
+        case .label: return ["text": .text, "font": .font, "adjustsFontForContentSizeCategory": .boolean]
+        case .popUpMenu: return ["menu": .list(.text, nonEmpty: true), "selectedElement": .text]
+        case .customView: return ["text": .text, "placement": .choice(["leading", "trailing"]), "maintainsFixedSize": .boolean]
+        case .disclosureIndicator, .checkmark, .detail: return [:]
+        }
+    }
+
+    /// The properties the kind cannot do without.
+    public var requiredProperties: Set<String> {
+        switch self {
+        case .label, .customView: return ["text"]
+        case .popUpMenu: return ["menu"]
+        default: return []
+        }
+    }
+
+    /// By default, delete, insert, reorder and multiselect show only while editing; the rest always.
     public var defaultDisplayed: String {
         switch self {
-        case .delete, .reorder: return "whenEditing"
+        case .delete, .insert, .reorder, .multiselect: return "whenEditing"
         default: return "always"
         }
+    }
+
+    /// The options a view assumes when a cell's accessory leaves them out.
+    public var defaults: [String: JSONValue] {
+        var defaults: [String: JSONValue] = ["displayed": .string(defaultDisplayed), "hidden": false, "reservedLayoutWidth": "standard"]
+        switch self {
+        case .outlineDisclosure: defaults["style"] = "automatic"
+        case .reorder: defaults["showsVerticalSeparator"] = true
+        case .customView:
+            defaults["placement"] = "trailing"
+            defaults["maintainsFixedSize"] = false
+        default: break
+        }
+        return defaults
     }
 }
 

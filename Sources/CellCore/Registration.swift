@@ -31,8 +31,10 @@ public struct Registration: Sendable {
     private let contentInOrder: [(key: String, template: ValueTemplate)]
     /// The style, when the type is not a template (most registrations): no rendering per cell.
     private let constantStyle: ListContentStyle?
-    private let background: (style: BackgroundStyle, properties: [String: ValueTemplate])?
-    private let accessories: [(kind: AccessoryKind, displayed: String, properties: [String: ValueTemplate])]
+    /// The checks the content's templated properties take once rendered (most registrations: none).
+    private let contentChecks: [RenderedCheck]
+    private let background: (style: BackgroundStyle, properties: [String: ValueTemplate], checks: [RenderedCheck])?
+    private let accessories: [CompiledAccessory]
     /// The bounds its templates were compiled within, and that rendering a cell spends from.
     public let limits: TemplateLimits
     /// The uid of the user that registered it (0, root, unless set).
@@ -41,16 +43,27 @@ public struct Registration: Sendable {
     /// (the default presentation).
     var omitsEmptyText = false
 
+    /// How a definition's configurations are checked.
+    public enum Checking: Sendable {
+        /// Every key known and every literal value of its kind (`ConfigurationSchema`): what `register` does.
+        case strict
+        /// Only what was checked before configurations had a schema (types, kinds, templates): for
+        /// definitions stored by an earlier listd, which must keep loading.
+        case asStored
+    }
+
     /// Validates and compiles a definition.
     ///
-    /// - Throws: `CellError`: `invalid-registration` naming the offending member, `limit-exceeded` naming
-    ///   a template over a size or nesting limit of `limits` (all checked before that template compiles).
-    public init(name: String, definition: JSONValue, limits: TemplateLimits = .standard) throws(CellError) {
+    /// - Throws: `CellError`: `invalid-registration` naming the offending member (and the key meant, when
+    ///   an unknown one is close to it), `limit-exceeded` naming a template over a size or nesting limit of
+    ///   `limits` (all checked before that template compiles).
+    public init(name: String, definition: JSONValue, limits: TemplateLimits = .standard, checking: Checking = .strict) throws(CellError) {
         guard case .object(let members) = definition else {
             throw CellError(.invalidRegistration, "Registration \"\(name)\": the definition must be an object.")
         }
-        for key in members.keys where !["kind", "elementKind", "contentConfiguration", "background", "accessories"].contains(key) {
-            throw CellError(.invalidRegistration, "Registration \"\(name)\": unknown member \"\(key)\".")
+        let memberNames = ["kind", "elementKind", "contentConfiguration", "background", "accessories"]
+        if let key = members.keys.sorted().first(where: { !memberNames.contains($0) }) {
+            throw CellError(.invalidRegistration, "Registration \"\(name)\": unknown member \"\(key)\"" + (PropertyType.suggestion(for: key, in: memberNames) ?? "."))
         }
         self.name = name
         self.definition = definition
@@ -80,14 +93,17 @@ public struct Registration: Sendable {
                 throw CellError(.invalidRegistration, "Registration \"\(name)\": a plugin type is \"plugin:NAME\", without templates.")
             }
         } else if !type.contains("{{") && ListContentStyle(rawValue: type) == nil {
+            let styles = ListContentStyle.allCases.map(\.rawValue)
             throw CellError(
                 .invalidRegistration,
-                "Registration \"\(name)\": unknown content configuration type \"\(type)\"; built in: "
-                    + ListContentStyle.allCases.map(\.rawValue).joined(separator: ", ") + ", or plugin:NAME.")
+                "Registration \"\(name)\": unknown content configuration type \"\(type)\""
+                    + (PropertyType.suggestion(for: type, in: styles) ?? "; built in: " + styles.joined(separator: ", ") + ", or plugin:NAME."))
         }
         contentType = type
         typeTemplate = try ValueTemplate(.string(type), path: "\(name).contentConfiguration.type", budget: &budget)
         // A plugin's configuration takes any properties: they go to the plugin, rendered.
+        let strict = checking == .strict && !type.hasPrefix("plugin:")
+        contentChecks = strict ? try ConfigurationSchema.check(configuration, against: ConfigurationSchema.content, path: "\(name).contentConfiguration") : []
         let compiled = try Self.compile(
             configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration",
             budget: &budget)
@@ -98,39 +114,28 @@ public struct Registration: Sendable {
         case nil, .null?:
             background = nil
         case .object(var properties)?:
-            guard case .string(let typeName)? = properties.removeValue(forKey: "type"), let style = BackgroundStyle(rawValue: typeName) else {
+            let typeName = properties.removeValue(forKey: "type")
+            guard let style = typeName?.stringValue.flatMap(BackgroundStyle.init(rawValue:)) else {
+                let styles = BackgroundStyle.allCases.map(\.rawValue)
                 throw CellError(
                     .invalidRegistration,
-                    "Registration \"\(name)\": \"background.type\" must be one of " + BackgroundStyle.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                    "Registration \"\(name)\": \"background.type\" must be one of " + styles.joined(separator: ", ")
+                        + (PropertyType.suggestion(for: typeName?.stringValue ?? "", in: styles) ?? "."))
             }
-            background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: "\(name).background", budget: &budget))
+            let path = "\(name).background"
+            let checks = checking == .strict ? try ConfigurationSchema.check(properties, against: ConfigurationSchema.background, path: path) : []
+            background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: path, budget: &budget), checks)
         default:
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"background\" must be an object.")
         }
 
-        var accessories: [(AccessoryKind, String, [String: ValueTemplate])] = []
+        var accessories: [CompiledAccessory] = []
         switch members["accessories"] {
         case nil, .null?:
             break
         case .array(let list)?:
             for (index, entry) in list.enumerated() {
-                guard case .object(var properties) = entry, case .string(let typeName)? = properties["type"],
-                    let accessory = AccessoryKind(rawValue: typeName)
-                else {
-                    throw CellError(
-                        .invalidRegistration,
-                        "Registration \"\(name)\": accessories[\(index)] needs a \"type\": " + AccessoryKind.allCases.map(\.rawValue).joined(separator: ", ") + ".")
-                }
-                properties["type"] = nil
-                var displayed = accessory.defaultDisplayed
-                if let value = properties.removeValue(forKey: "displayed") {
-                    guard case .string(let text) = value, ["always", "whenEditing", "whenNotEditing"].contains(text) else {
-                        throw CellError(.invalidRegistration, "Registration \"\(name)\": accessories[\(index)].displayed must be always, whenEditing or whenNotEditing.")
-                    }
-                    displayed = text
-                }
-                accessories.append(
-                    (accessory, displayed, try Self.compile(properties, allowed: AccessoryKind.properties, path: "\(name).accessories[\(index)]", budget: &budget)))
+                accessories.append(try CompiledAccessory(entry, path: "\(name).accessories[\(index)]", checking: checking, budget: &budget))
             }
         default:
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"accessories\" must be an array.")
@@ -138,7 +143,7 @@ public struct Registration: Sendable {
         self.accessories = accessories
     }
 
-    private static func compile(
+    static func compile(
         _ members: [String: JSONValue], allowed: Set<String>?, path: String, budget: inout CompileBudget
     ) throws(CellError) -> [String: ValueTemplate] {
         if let allowed, let key = members.keys.sorted().first(where: { !allowed.contains($0) }) {
@@ -231,6 +236,7 @@ public struct Registration: Sendable {
         }
         // Only what differs from the style's defaults: the registration's properties and the state's changes.
         var configured = try Self.render(contentInOrder, context, budget: &budget)
+        try RenderedCheck.apply(contentChecks, to: &configured)
         if omitsEmptyText {
             if configured["secondaryText"] == .string("") { configured["secondaryText"] = nil }
             if configured["text"] == .string("") { configured["text"] = .string(context.item) }
@@ -249,7 +255,8 @@ public struct Registration: Sendable {
     ) throws(CellError) -> (background: JSONValue, accessories: JSONValue) {
         var backgroundJSON: JSONValue = .null
         if let background {
-            let rendered = try Self.render(background.properties, context, budget: &budget, lenient: lenient)
+            var rendered = try Self.render(background.properties, context, budget: &budget, lenient: lenient)
+            try RenderedCheck.apply(background.checks, to: &rendered, lenient: lenient)
             var properties = background.style.updated(overlay(rendered, on: background.style.defaults), for: context.state)
             properties["type"] = .string(background.style.rawValue)
             backgroundJSON = .object(properties)
@@ -257,24 +264,14 @@ public struct Registration: Sendable {
 
         var shown: [JSONValue] = []
         for accessory in accessories {
-            switch accessory.displayed {
-            case "whenEditing" where !context.state.editing: continue
-            case "whenNotEditing" where context.state.editing: continue
-            default: break
-            }
-            var properties = try Self.render(accessory.properties, context, budget: &budget, lenient: lenient)
-            properties["type"] = .string(accessory.kind.rawValue)
-            properties["displayed"] = .string(accessory.displayed)
-            if accessory.kind == .outlineDisclosure { properties["expanded"] = .bool(context.state.expanded) }
-            if accessory.kind == .checkmark && properties["hidden"] == nil { properties["hidden"] = .bool(!context.state.selected) }
-            shown.append(.object(properties))
+            if let configured = try accessory.configured(context, budget: &budget, lenient: lenient) { shown.append(configured) }
         }
         return (backgroundJSON, .array(shown))
     }
 
     /// Renders the properties from one budget, in key order (so that which one goes over a limit does not
     /// depend on hashing).
-    private static func render(
+    static func render(
         _ templates: [String: ValueTemplate], _ context: TemplateContext, budget: inout RenderBudget, lenient: Bool = false
     ) throws(CellError) -> [String: JSONValue] {
         try render(templates.keys.sorted().map { ($0, templates[$0]!) }, context, budget: &budget, lenient: lenient)

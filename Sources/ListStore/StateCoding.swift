@@ -229,7 +229,7 @@ public enum StateCoding {
             throw StorageError(.corrupt, "Stored registration \"\(name)\" has an owner that is not a uid.")
         }
         do {
-            var registration = try Registration(name: name, definition: definition)
+            var registration = try Registration(name: name, definition: definition, checking: .asStored)
             registration.owner = owner
             return registration
         } catch {

@@ -99,23 +99,92 @@ public enum CellRenderer {
         }
     }
 
-    /// The accessories a cell shows, as text for its trailing edge (and the outline disclosure for its leading edge).
-    static func accessories(of cell: JSONValue) -> (leading: String, trailing: String) {
-        var leading = ""
-        var trailing: [String] = []
+    /// One accessory as a terminal draws it: its glyph or text (a hidden one as blank, keeping its
+    /// place) and its style (dim, or its `tintColor`).
+    struct AccessoryPart: Equatable {
+        var text: String
+        var style: TextStyle
+    }
+
+    /// The columns of a terminal a point of `reservedLayoutWidth` takes (a terminal cell is about 8 points wide).
+    public static let pointsPerColumn = 8.0
+
+    /// The accessories a cell shows, as UIKit places them: the editing controls (`delete`, `insert`,
+    /// `multiselect`), the outline disclosure and leading custom views at the leading edge; the others
+    /// (`disclosureIndicator`, `checkmark`, `reorder`, `detail`, `label`, `popUpMenu`, trailing custom
+    /// views) at the trailing edge, in the registration's order. An accessory whose `displayed` rule the
+    /// cell's editing state rules out is left out; a `hidden` one keeps its place, blank. A
+    /// `reservedLayoutWidth` in points widens it (centred) to `pointsPerColumn` points a column.
+    static func accessories(of cell: JSONValue) -> (leading: [AccessoryPart], trailing: [AccessoryPart]) {
+        let editing = cell["state"]?["editing"] == true
+        var controls: [AccessoryPart] = []
+        var leading: [AccessoryPart] = []
+        var trailing: [AccessoryPart] = []
         for accessory in cell["accessories"]?.arrayValue ?? [] {
-            switch accessory["type"]?.stringValue {
-            case "disclosureIndicator": trailing.append("›")
-            case "outlineDisclosure": leading = accessory["expanded"] == true ? "⌄ " : "› "
-            case "checkmark": if accessory["hidden"] != true { trailing.append("✓") }
-            case "delete": leading = "⊖ " + leading
-            case "reorder": trailing.append("≡")
-            case "detail": trailing.append("ⓘ")
-            case "label": if let text = accessory["text"]?.stringValue, !text.isEmpty { trailing.append(TerminalText.visible(firstLine(text))) }
+            switch accessory["displayed"]?.stringValue {
+            case "whenEditing" where !editing, "whenNotEditing" where editing: continue
             default: break
             }
+            let type = accessory["type"]?.stringValue ?? ""
+            guard let glyph = glyph(of: accessory, type: type, selected: cell["state"]?["selected"] == true) else { continue }
+            var style = TextStyle(dim: true)
+            if let tint = accessory["tintColor"]?.stringValue, let code = colorCode(tint) { style = TextStyle(foreground: code) }
+            if type == "label" { style = Self.style(["font": accessory["font"] ?? .null], base: style) }
+            var text = glyph
+            if let points = points(accessory["reservedLayoutWidth"]), points > 0 {
+                let columns = Int((points / pointsPerColumn).rounded(.up))
+                let width = TerminalWidth.of(text)
+                if columns > width {
+                    let before = (columns - width) / 2
+                    text = String(repeating: " ", count: before) + text + String(repeating: " ", count: columns - width - before)
+                }
+            }
+            if accessory["hidden"] == true { text = String(repeating: " ", count: TerminalWidth.of(text)) }
+            let part = AccessoryPart(text: text, style: style)
+            switch type {
+            case "delete", "insert", "multiselect": controls.append(part)
+            case "outlineDisclosure": leading.append(part)
+            case "customView" where accessory["placement"] == "leading": leading.append(part)
+            default: trailing.append(part)
+            }
         }
-        return (leading, trailing.joined(separator: " "))
+        return (controls + leading, trailing)
+    }
+
+    /// What an accessory of `type` shows: a glyph, a label's text, a pop-up menu's selected element
+    /// with its arrows, a custom view's text; `nil` for nothing (an empty label, an unknown kind).
+    private static func glyph(of accessory: JSONValue, type: String, selected: Bool) -> String? {
+        switch type {
+        case "disclosureIndicator": return "›"
+        case "outlineDisclosure": return accessory["expanded"] == true ? "⌄" : "›"
+        case "checkmark": return "✓"
+        case "delete": return "⊖"
+        case "insert": return "⊕"
+        case "reorder": return "≡"
+        case "multiselect": return selected ? "◉" : "○"
+        case "detail": return "ⓘ"
+        case "popUpMenu":
+            let choice = accessory["selectedElement"]?.stringValue.map { firstLine($0) } ?? ""
+            return choice.isEmpty ? "⌃⌄" : choice + " ⌃⌄"
+        case "label", "customView":
+            guard let text = accessory["text"]?.stringValue, !text.isEmpty else { return nil }
+            return firstLine(text)
+        default: return nil
+        }
+    }
+
+    /// A number of points (an integer or not).
+    private static func points(_ value: JSONValue?) -> Double? {
+        switch value {
+        case .int(let number)?: return Double(number)
+        case .double(let number)?: return number
+        default: return nil
+        }
+    }
+
+    /// The columns `parts` take drawn one after another with a space between them.
+    static func width(of parts: [AccessoryPart]) -> Int {
+        parts.isEmpty ? 0 : parts.reduce(parts.count - 1) { $0 + TerminalWidth.of($1.text) }
     }
 
     /// The cell's text: its first line, or `wholly` every line (for `lines`).
@@ -200,9 +269,9 @@ public enum CellRenderer {
             canvas.draw(glyph, x: frame.x + max(0, (frame.width - width) / 2), y: middle, maxWidth: frame.width)
         default:
             var column = x
-            if !leading.isEmpty { column = canvas.draw(leading, x: column, y: textRow, style: TextStyle(dim: true)) }
+            for part in leading { column = canvas.draw(part.text + " ", x: column, y: textRow, style: part.style) }
             if let image = image(of: content) { column = canvas.draw(image, x: column, y: textRow) + 1 }
-            let trailingWidth = trailing.isEmpty ? 0 : TerminalWidth.of(trailing) + 1
+            let trailingWidth = trailing.isEmpty ? 0 : width(of: trailing) + 1
             let end = x + available
             let textProperties = content["textProperties"]
             let secondaryProperties = content["secondaryTextProperties"]
@@ -237,7 +306,11 @@ public enum CellRenderer {
                     }
                 }
             }
-            if !trailing.isEmpty { canvas.draw(trailing, x: end - trailingWidth + 1, y: textRow, style: TextStyle(dim: true)) }
+            var trailingColumn = end - trailingWidth + 1
+            for (index, part) in trailing.enumerated() {
+                if index > 0 { trailingColumn = canvas.draw(" ", x: trailingColumn, y: textRow, style: trailing[index - 1].style) }
+                trailingColumn = canvas.draw(part.text, x: trailingColumn, y: textRow, style: part.style)
+            }
         }
         if state["selected"] == true || state["highlighted"] == true {
             canvas.restyle(x: frame.x, y: frame.y, width: frame.width, height: frame.height) { $0.reverse = true }

@@ -61,9 +61,11 @@ extension CommandRouter {
                 ArgumentSpec("registration", "string", required: true, "The registration's name."),
                 ArgumentSpec("kind", "string", "\"cell\" (default) or \"supplementary\"."),
                 ArgumentSpec("elementKind", "string", "For supplementary registrations: e.g. \"header\", \"footer\"."),
-                ArgumentSpec("contentConfiguration", "{type, …}", required: true, "A list style and its properties; strings may be Mustache templates."),
-                ArgumentSpec("background", "{type, …}", "listPlainCell, listGroupedCell, listSidebarCell or clear, with its properties."),
-                ArgumentSpec("accessories", "[{type, displayed?, …}]", "disclosureIndicator, outlineDisclosure, checkmark, delete, reorder, label, detail."),
+                ArgumentSpec("contentConfiguration", "{type, …}", required: true, "A list style and its properties (every key known; see \"Configuration keys\"); strings may be Mustache templates."),
+                ArgumentSpec("background", "{type, …}", "listPlainCell, listGroupedCell, listSidebarCell or clear, with its properties (see \"Configuration keys\")."),
+                ArgumentSpec(
+                    "accessories", "[{type, displayed?, hidden?, tintColor?, reservedLayoutWidth?, …}]",
+                    "disclosureIndicator, outlineDisclosure, checkmark, delete, insert, reorder, multiselect, label, detail, popUpMenu, customView, with their options (see \"Configuration keys\")."),
                 ArgumentSpec(
                     "replace", "boolean",
                     "true: give an existing registration this definition (same kind); views configure their cells of it anew."),

@@ -75,6 +75,15 @@ function applyTextProperties(node, properties) {
   if (properties.alignment === "justified") node.style.textAlign = "justify";
 }
 
+/** The first line of a text an accessory shows (a label's, a custom view's, a menu's choice). */
+function firstLine(value) {
+  return typeof value === "string" ? value.split(/\r?\n|\r/)[0] : "";
+}
+
+/**
+ * An accessory's element, as UIKit draws its kind; `null` for one that shows nothing (a label or custom
+ * view without text).
+ */
 function accessoryNode(accessory, state) {
   switch (accessory.type) {
     case "disclosureIndicator": return element("span", "accessory disclosure", "›");
@@ -84,11 +93,44 @@ function accessoryNode(accessory, state) {
     case "insert": return element("span", "accessory insert", "⊕");
     case "reorder": return element("span", "accessory reorder", "≡");
     case "multiselect": return element("span", "accessory multiselect", state.selected ? "◉" : "○");
-    case "label": return element("span", "accessory label", accessory.text ?? "");
+    case "label": return firstLine(accessory.text) ? element("span", "accessory label", firstLine(accessory.text)) : null;
+    case "customView": return firstLine(accessory.text) ? element("span", "accessory custom", firstLine(accessory.text)) : null;
     case "outlineDisclosure": return element("button", "accessory outline", accessory.expanded ? "⌄" : "›");
-    case "popUpMenu": return element("span", "accessory popup", "⌃⌄");
-    default: return element("span", "accessory", accessory.text ?? "");
+    case "popUpMenu": {
+      const choice = firstLine(accessory.selectedElement);
+      return element("span", "accessory popup", choice ? `${choice} ⌃⌄` : "⌃⌄");
+    }
+    default: return element("span", "accessory", firstLine(accessory.text));
   }
+}
+
+/**
+ * Applies every accessory's options to its element: `hidden` keeps its place but shows nothing (as
+ * UIKit's isHidden), `tintColor` colours it, a `reservedLayoutWidth` in points reserves that width (the
+ * accessory centred in it), a label's `font`, an editing control's `backgroundColor`.
+ */
+function applyAccessoryOptions(node, accessory) {
+  node.dataset.accessory = typeof accessory.type === "string" ? accessory.type : "";
+  if (accessory.hidden === true) node.classList.add("hidden");
+  const tint = cssColor(accessory.tintColor);
+  if (tint) node.style.color = tint;
+  if (Number.isFinite(accessory.reservedLayoutWidth) && accessory.reservedLayoutWidth > 0) {
+    node.style.minWidth = `${accessory.reservedLayoutWidth}px`;
+    node.style.textAlign = "center";
+  }
+  const font = accessory.type === "label" ? cssFont(accessory.font) : null;
+  if (font) node.style.font = font;
+  const background = cssColor(accessory.backgroundColor);
+  if (background) {
+    node.style.backgroundColor = background;
+    node.classList.add("filled");
+  }
+}
+
+/** Whether UIKit places an accessory at the cell's leading edge (else the trailing edge). */
+function isLeading(accessory) {
+  return ["delete", "insert", "multiselect", "outlineDisclosure"].includes(accessory.type)
+    || (accessory.type === "customView" && accessory.placement === "leading");
 }
 
 /**
@@ -119,15 +161,22 @@ export function drawCell(node, cell) {
   const level = Number.isInteger(cell.indentationLevel) ? cell.indentationLevel : 0;
   node.style.setProperty("--indent", String(level));
 
+  // The editing controls first at the leading edge, then the outline disclosure and leading custom views;
+  // the rest at the trailing edge, in the registration's order.
+  const controls = [];
   const leading = [];
   const trailing = [];
   for (const accessory of cell.accessories || []) {
+    if (!accessory || typeof accessory !== "object") continue;
     if (accessory.displayed === "whenEditing" && !state.editing) continue;
     if (accessory.displayed === "whenNotEditing" && state.editing) continue;
     const part = accessoryNode(accessory, state);
-    (accessory.type === "outlineDisclosure" || accessory.placement === "leading" ? leading : trailing).push(part);
+    if (!part) continue;
+    applyAccessoryOptions(part, accessory);
+    if (!isLeading(accessory)) trailing.push(part);
+    else (["delete", "insert", "multiselect"].includes(accessory.type) ? controls : leading).push(part);
   }
-  node.append(...leading);
+  node.append(...controls, ...leading);
   if (content.image !== undefined && content.image !== null && content.image !== "") {
     if (isImageURL(content.image)) {
       const image = element("img", "image");
