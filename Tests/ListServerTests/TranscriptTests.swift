@@ -35,35 +35,43 @@ struct TranscriptTests {
     @Test(arguments: transcripts)
     func replay(_ name: String) throws {
         let text = try String(contentsOf: protocolDirectory.appendingPathComponent("transcripts/\(name)"), encoding: .utf8)
-        let daemon = try Daemon()
-        var connections: [String: LineConnection] = [:]
-        func connection(_ name: String) throws -> LineConnection {
-            if let existing = connections[name] { return existing }
-            let new = try daemon.connect()
-            connections[name] = new
-            return new
+        try replayTranscript(text, name: name)
+    }
+}
+
+/// Replays a transcript against a new listd: `>` lines are sent (`name>` on connection `name`), `<`
+/// lines must be what that connection reads next (`"<any>"` matches any value); at the end nothing
+/// unexpected is left to read. Lines starting with `#` and empty ones are skipped.
+func replayTranscript(_ text: String, name: String, lineOffsets: [Int]? = nil) throws {
+    let daemon = try Daemon()
+    var connections: [String: LineConnection] = [:]
+    func connection(_ name: String) throws -> LineConnection {
+        if let existing = connections[name] { return existing }
+        let new = try daemon.connect()
+        connections[name] = new
+        return new
+    }
+    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        let number = lineOffsets?[index] ?? index + 1
+        guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+        guard let marker = line.firstIndex(where: { $0 == ">" || $0 == "<" }) else {
+            Issue.record("\(name):\(number): no '>' or '<'")
+            continue
         }
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
-            guard let marker = line.firstIndex(where: { $0 == ">" || $0 == "<" }) else {
-                Issue.record("\(name):\(number + 1): no '>' or '<'")
-                continue
-            }
-            let who = String(line[..<marker])
-            let body = line[line.index(after: marker)...].drop { $0 == " " }
-            if line[marker] == ">" {
-                try connection(who).send(line: String(body))
-            } else {
-                let expected = try JSONParser.parse(String(body))
-                let actual = try #require(try connection(who).readJSON(), "\(name):\(number + 1): the connection closed")
-                #expect(matches(actual, expected), "\(name):\(number + 1)\n  expected \(expected)\n  actual   \(actual)")
-            }
+        let who = String(line[..<marker])
+        let body = line[line.index(after: marker)...].drop { $0 == " " }
+        if line[marker] == ">" {
+            try connection(who).send(line: String(body))
+        } else {
+            let expected = try JSONParser.parse(String(body))
+            let actual = try #require(try connection(who).readJSON(), "\(name):\(number): the connection closed")
+            #expect(matches(actual, expected), "\(name):\(number)\n  expected \(expected)\n  actual   \(actual)")
         }
-        // Nothing unexpected is left to read on any connection.
-        for (who, open) in connections {
-            try open.send(line: #"{"cmd":"ping","id":"end"}"#)
-            #expect(try open.readJSON() == ["id": "end", "ok": true, "result": [:]], "\(name): connection \(who) has unread lines")
-        }
+    }
+    // Nothing unexpected is left to read on any connection.
+    for (who, open) in connections {
+        try open.send(line: #"{"cmd":"ping","id":"end"}"#)
+        #expect(try open.readJSON() == ["id": "end", "ok": true, "result": [:]], "\(name): connection \(who) has unread lines")
     }
 }
 
