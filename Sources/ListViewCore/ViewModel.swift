@@ -208,24 +208,20 @@ public struct ViewModel: Sendable {
 
     /// Applies a pushed `changes` event with the core's stage application. Cells of deleted and
     /// reloaded items and sections are forgotten (listd already took them back); reloaded ones are
-    /// dequeued again when visible. The cursor stays on its item wherever it moved.
+    /// dequeued again when visible, whatever registration they come from now. The cursor stays on its
+    /// item wherever it moved.
     public mutating func apply(_ changes: StagedChanges, version newVersion: Int, reloadData: Bool, animatingDifferences: Bool = true) throws {
-        try snapshot.apply(changes)
+        let reloaded = try applyStages(changes)
         version = newVersion
-        marked = animatingDifferences && !reloadData ? changedItems(changes) : []
+        marked = animatingDifferences && !reloadData ? changedItems(changes, reloaded: reloaded.items) : []
         if reloadData {
             cells = [:]
             if !measured.isEmpty { measured = [:] }
         } else {
-            var reloadedSections = Set<String>()
-            var reloadedItems = Set<String>()
-            for stage in changes.stages {
-                for reload in stage.itemReloads {
-                    cells[reload.item.id] = nil
-                    measured[reload.item.id] = nil
-                    reloadedItems.insert(reload.item.id)
-                }
-                for reload in stage.sectionReloads { reloadedSections.insert(reload.section.id) }
+            let (reloadedItems, reloadedSections) = reloaded
+            for item in reloadedItems {
+                cells[item] = nil
+                measured[item] = nil
             }
             cells = cells.filter { key, _ in
                 if key.hasPrefix("\u{2}") {
@@ -247,16 +243,33 @@ public struct ViewModel: Sendable {
         if cursor == nil { cursor = snapshot.item(at: IndexPath(section: 0, item: 0)).map(\.id) ?? firstItem() }
     }
 
+    /// Applies the stages one by one, noting the items and sections each reloads. Reloads name only
+    /// positions before their stage (the wire carries no identifiers for them), so they are read off the
+    /// snapshot before that stage is applied.
+    private mutating func applyStages(_ changes: StagedChanges) throws -> (items: Set<String>, sections: Set<String>) {
+        var items = Set<String>()
+        var sections = Set<String>()
+        for stage in changes.stages {
+            for reload in stage.itemReloads {
+                if let item = snapshot.item(at: reload.indexPath) { items.insert(item.id) }
+            }
+            for reload in stage.sectionReloads {
+                if let section = snapshot.sectionIdentifier(at: reload.index) { sections.insert(section) }
+            }
+            try snapshot.apply(StagedChanges(stages: [stage]))
+        }
+        return (items, sections)
+    }
+
     /// Forgets the marks of the last animated change (its moment is over).
     public mutating func clearMarks() { marked = [] }
 
     /// The items a change inserted, reloaded or reconfigured, the items of inserted sections, and (for a
     /// one-stage change, whose destinations are final) the items it moved.
-    private func changedItems(_ changes: StagedChanges) -> Set<String> {
-        var items = Set<String>()
+    private func changedItems(_ changes: StagedChanges, reloaded: Set<String>) -> Set<String> {
+        var items = reloaded
         for stage in changes.stages {
             for insert in stage.itemInserts { items.insert(insert.item.id) }
-            for reload in stage.itemReloads { items.insert(reload.item.id) }
             for change in stage.itemReconfigures { items.insert(change.item.id) }
             for insert in stage.sectionInserts { items.formUnion(insert.items.map(\.id)) }
         }

@@ -87,8 +87,10 @@ public struct Arguments: Sendable {
         self.members = members
     }
 
-    /// The raw value of an argument, or `nil` when absent. `null` counts as absent. A decoded argument
-    /// is given back as the JSON it was decoded from.
+    /// The raw value of an argument, or `nil` when absent. `null` counts as absent (it is still marked
+    /// read, so it is no unknown argument). A decoded argument is given back as the JSON it was decoded from.
+    ///
+    /// Every typed reader below goes through here, so no command can tell `null` from absence.
     public mutating func value(_ name: String) -> JSONValue? {
         if let decoded = decodedJSON(name) {
             markRead(name)
@@ -96,7 +98,10 @@ public struct Arguments: Sendable {
         }
         guard let value = members[name] else { return nil }
         markRead(name)
-        return value.isNull ? nil : value
+        // Not `value.isNull ? nil : value`: JSONValue is ExpressibleByNilLiteral, so that `nil` would be
+        // `JSONValue.null` and the null argument would come back as present.
+        if value.isNull { return nil }
+        return value
     }
 
     private mutating func markRead(_ name: String) {

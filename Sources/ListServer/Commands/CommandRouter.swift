@@ -289,8 +289,9 @@ struct CommandRouter: Sendable {
         do {
             execution = try run(context)
         } catch {
+            var arguments = request.arguments
             guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.follower,
-                case .string(let name)? = request.arguments.members["dataSource"], case .int(let expected)? = request.arguments.members["ifVersion"],
+                let name = try? arguments.string("dataSource"), let expected = try? arguments.optionalInt("ifVersion"),
                 let dataSource = context.state.dataSources[name], expected > dataSource.version
             else { throw error }
             let retried = Deferred<CommandResult>()

@@ -131,7 +131,7 @@ extension CommandRouter {
     /// The `expansion` argument of `attach`: `{section: {expanded?: [item], collapsed?: [item]}}`, what a
     /// view that expanded or collapsed items itself asks to show again when it attaches anew.
     static func readExpansion(_ arguments: inout Arguments) throws(WireError) -> [String: [String: Bool]]? {
-        guard let value = arguments.value("expansion"), value != .null else { return nil }
+        guard let value = arguments.value("expansion") else { return nil }
         guard case .object(let sections) = value else {
             throw WireError(.invalidArgument, "Argument \"expansion\" must be an object: {section: {expanded?: [item], collapsed?: [item]}}.")
         }
@@ -142,7 +142,7 @@ extension CommandRouter {
             }
             var items: [String: Bool] = [:]
             for (key, expanded) in [("collapsed", false), ("expanded", true)] {
-                guard let list = members[key] else { continue }
+                guard let list = members[key], !list.isNull else { continue }
                 guard case .array(let values) = list else { throw WireError(.invalidArgument, "expansion.\(section).\(key) must be an array of strings.") }
                 for value in values {
                     guard case .string(let item) = value else {

@@ -89,13 +89,14 @@ struct ApplyInput: Sendable {
     /// `nil` unless `request` is an `apply` whose arguments read well (any problem is reported by the
     /// command itself, on the loop).
     init?(_ request: Request) {
-        guard request.command == "apply", case .string(let name)? = request.arguments.members["dataSource"] else { return nil }
+        guard request.command == "apply" else { return nil }
+        // Read as the command reads them (`null` is absent); a wrong type is left to the command.
         var arguments = request.arguments
-        guard let sections = try? arguments.snapshot("snapshot") else { return nil }
+        guard let name = try? arguments.string("dataSource"), let sections = try? arguments.snapshot("snapshot") else { return nil }
         dataSource = name
         self.sections = sections
-        reloadData = request.arguments.members["reloadData"] == .bool(true)
-        animatingDifferences = request.arguments.members["animatingDifferences"] != .bool(false)
+        reloadData = (try? arguments.optionalBool("reloadData")) ?? false
+        animatingDifferences = (try? arguments.optionalBool("animatingDifferences")) ?? true
     }
 
     /// The work against the data source as it is now (on the loop): `nil` when the command would refuse

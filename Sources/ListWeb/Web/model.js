@@ -41,7 +41,8 @@ export class SnapshotModel {
 
   /**
    * Applies one `changes` object ({stages: [...]}) stage by stage. Returns what the view must act on:
-   * items and sections gone (their cells go back to listd), reloaded (a new cell), reconfigured (the
+   * items and sections gone (their cells go back to listd), reloaded (a new cell: the items of reloaded
+   * sections included; positions are read before their stage, as reloads name no items), reconfigured (the
    * same cell configured again, listd pushes it), inserted and moved (for the animation).
    * Throws when a stage does not fit (the view then attaches again).
    */
@@ -72,7 +73,12 @@ export class SnapshotModel {
     };
     // 1. Reloads, at positions before the stage.
     for (const path of stage.itemReloads || []) effect.reloaded.add(checkPath(path, "reloaded"));
-    for (const index of stage.sectionReloads || []) effect.reloadedSections.add(checkSection(index, "reloaded").id);
+    for (const index of stage.sectionReloads || []) {
+      // A reloaded section's items get new cells too (listd took theirs back), whatever registration now.
+      const section = checkSection(index, "reloaded");
+      effect.reloadedSections.add(section.id);
+      for (const id of section.items) effect.reloaded.add(id);
+    }
     // 2. Items out: deletes, and move sources (kept for re-insertion).
     const moved = (stage.itemMoves || []).map((move) => ({ id: checkPath(move.from, "moved"), to: move.to }));
     const deleted = (stage.itemDeletes || []).map((path) => checkPath(path, "deleted"));
