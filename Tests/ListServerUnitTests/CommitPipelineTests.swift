@@ -7,6 +7,7 @@ import ListEngine
 import ListStore
 import ListWire
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import TestSupport
@@ -136,6 +137,26 @@ struct CommitPipelineTests {
         durable.store.releaseWrites()
         #expect(try pending.wait() == nil)
         #expect(try seen.wait() == 1, "the parked read saw the durable change")
+        try durable.close()
+    }
+
+    /// A change that changes nothing stores nothing, and answers as a read does: once the changes before it
+    /// are durable (it reports their version).
+    @Test func anUnchangedChangeAnswersOnceTheChangesBeforeItAreDurable() throws {
+        let durable = try DurableState()
+        #expect(try durable.commit(append([], create: true)).wait() == nil)
+        durable.store.holdWrites()
+        let pending = durable.commit(append(["a"]))
+        try waitUntil("the writer to take the group") { durable.store.calls(.write) == 2 }
+        let answered = NIOLockedValueBox(false)
+        let unchanged = durable.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .edit(.deleteItems(["ghost"]))))
+        unchanged.whenComplete { _ in answered.withLockedValue { $0 = true } }
+        try durable.onLoop { _, _ in }  // the commit ran on the loop; an immediate answer would be in by now
+        #expect(!answered.withLockedValue { $0 }, "answered before the change before it was durable")
+        durable.store.releaseWrites()
+        #expect(try pending.wait() == nil)
+        #expect(try unchanged.wait() == nil)
+        #expect(durable.store.calls(.write) == 2, "the unchanged change wrote nothing")
         try durable.close()
     }
 

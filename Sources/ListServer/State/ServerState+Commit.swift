@@ -99,7 +99,16 @@ extension ServerState {
         }
         let dataSource = applied.dataSource.map { unsafeDowncast($0, to: DataSource.self) }
         committed.dataSource = dataSource
-        if applied.outcome.unchanged { return committed }  // nothing was stored, nothing is sent
+        if applied.outcome.unchanged {
+            // Nothing was stored and nothing is sent. The reply reports the state as a read does: once
+            // the changes before it are durable.
+            if let pipeline, !followed, pipeline.mustPark(mutation: false) {
+                let durable = Deferred<WireError?>()
+                pipeline.park { durable.resolve(nil) }
+                committed.durable = durable
+            }
+            return committed
+        }
         switch change {
         case .createDataSource:
             break
