@@ -106,7 +106,7 @@ enum EditTable {
         EditCodec.write(edit, to: &writer)
         writer.endObject()
         guard case .object(let members) = try JSONParser.parse(writer.bytes) else { return }
-        try connection.run(.object(target.members(members)), render: renderMutation)
+        try NamedMutation.send(.object(target.members(members)), on: connection)
     }
 }
 

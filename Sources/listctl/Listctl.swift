@@ -18,6 +18,15 @@ struct Listctl: ParsableCommand {
             Items and sections are given as `id` or `id=JSON` (the payload), e.g. `c1='{"title":"감기"}'`. \
             Exit status: 0 on success, 1 when listd answers with an error (its code on stderr), 2 when \
             listd cannot be reached. Shell completions: `listctl --generate-completion-script bash`.
+
+            A change (apply, batch, the snapshot edits, expand, collapse, …) prints the new version, then \
+            each stage as `watch` prints it, every item and section named, deleted, moved and reloaded ones \
+            included: listctl reads the data source first and sends the change with ifVersion set to the \
+            version it read (when the data source changes in between, it reads again, up to 3 times, then \
+            sends the change without ifVersion and prints positions only). A --if-version of your own is sent as given, and \
+            the stages are named when the data source listctl read was at that version. A data source of \
+            more than 100,000 items (or one listctl may not read) is not read first: deletes, moves and \
+            reloads are printed by position only. --json prints the reply as listd sent it.
             """,
         version: ListdVersion.number,
         subcommands: [
@@ -92,17 +101,27 @@ struct Connection: ParsableArguments {
     /// Sends one request on `connection`: the reply printed raw (at once) with `--json`; exit status 1
     /// for an error reply, 2 when listd cannot be reached; else the result.
     func send(_ request: JSONValue, on connection: LineConnection) throws -> JSONValue {
+        try result(of: reply(to: request, on: connection), for: request, on: connection)
+    }
+
+    /// Sends one request on `connection` and returns its whole reply, an error reply too (printed raw,
+    /// at once, with `--json`); exit status 2 when listd cannot be reached, 1 for a line over its limit.
+    func reply(to request: JSONValue, on connection: LineConnection) throws -> JSONValue {
         let encoded = request.jsonBytes
         if encoded.count + 1 > Self.smallestLineLimit { try checkLineLimit(encoded.count + 1, on: connection) }
-        let reply: JSONValue
         do {
             let received = try connection.requestLine(encoded: encoded)
-            reply = received.reply
             // The reply exactly as listd wrote it (re-encoding a large snapshot would double the work).
             if json { Output.line(bytes: received.line) }
+            return received.reply
         } catch {
             throw ExitStatus.fail(.unreachable, "\(error)")
         }
+    }
+
+    /// The result of `reply` (to `request`, sent on `connection`); for an error reply, its code and
+    /// message on stderr and exit status 1.
+    func result(of reply: JSONValue, for request: JSONValue, on connection: LineConnection) throws -> JSONValue {
         guard reply["ok"] == true else {
             let code = reply["error"]?["code"]?.stringValue ?? "error"
             let message = reply["error"]?["message"]?.stringValue ?? ""

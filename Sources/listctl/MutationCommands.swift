@@ -10,15 +10,6 @@ import ListWire
 
 // MARK: Mutations
 
-/// Prints a mutation's result: version, stages and warnings.
-func renderMutation(_ result: JSONValue) {
-    print("version \(result["version"]?.intValue ?? 0)")
-    if let changes = result["changes"] { Output.changes(changes, indent: "  ") }
-    for warning in result["warnings"]?.arrayValue ?? [] {
-        Output.error("warning: \(warning["code"]?.stringValue ?? ""): \(warning["message"]?.stringValue ?? "")")
-    }
-}
-
 /// Arguments every mutation takes.
 struct MutationTarget: ParsableArguments {
     @Argument(help: "The data source.") var dataSource: String
@@ -46,7 +37,7 @@ struct Apply: ParsableCommand {
     func run() throws {
         var members = target.members(["snapshot": try Self.snapshot(in: try readJSON(file), from: file)])
         if reloadData { members["reloadData"] = true }
-        try connection.run(request("apply", members), render: renderMutation)
+        try NamedMutation.send(request("apply", members), on: connection)
     }
 
     /// The snapshot in `document`: `{"sections": …}` itself, or the `result` of a `snapshot` reply
@@ -69,7 +60,7 @@ struct Batch: ParsableCommand {
     @OptionGroup var target: MutationTarget
     @Argument(help: "The operations file, or - for standard input.") var file: String = "-"
     func run() throws {
-        try connection.run(request("batch", target.members(["operations": try readJSON(file)])), render: renderMutation)
+        try NamedMutation.send(request("batch", target.members(["operations": try readJSON(file)])), on: connection)
     }
 }
 
@@ -81,7 +72,7 @@ struct ApplySectionSnapshot: ParsableCommand {
     @Argument(help: "The outline file, or - for standard input.") var file: String = "-"
     func run() throws {
         let members = target.members(["section": .string(section), "snapshot": try readJSON(file)])
-        try connection.run(request("applySectionSnapshot", members), render: renderMutation)
+        try NamedMutation.send(request("applySectionSnapshot", members), on: connection)
     }
 }
 
@@ -94,7 +85,7 @@ struct EditSectionSnapshot: ParsableCommand {
     @Argument(help: "The operations file, or - for standard input.") var file: String = "-"
     func run() throws {
         let members = target.members(["section": .string(section), "operations": try readJSON(file)])
-        try connection.run(request("editSectionSnapshot", members), render: renderMutation)
+        try NamedMutation.send(request("editSectionSnapshot", members), on: connection)
     }
 }
 
@@ -125,7 +116,7 @@ struct Collapse: ParsableCommand {
 /// `expand` / `collapse`: the data source's expansion, or with `view` that view's own.
 private func runExpansion(expand: Bool, _ connection: Connection, _ target: MutationTarget, section: String, items: [String], view: String?) throws {
     var members = target.members(["section": .string(section), "items": .array(items.map { .string($0) })])
-    guard let view else { return try connection.run(request(expand ? "expand" : "collapse", members), render: renderMutation) }
+    guard let view else { return try NamedMutation.send(request(expand ? "expand" : "collapse", members), on: connection) }
     members["view"] = .string(view)
     members["ifVersion"] = nil
     try connection.run(request(expand ? "expandInView" : "collapseInView", members)) { result in

@@ -107,14 +107,4 @@ enum Output {
             outline(item["children"] ?? [], depth: depth + 1)
         }
     }
-
-    /// One line per stage, like `DiffableCore`'s stage description.
-    static func changes(_ changes: JSONValue, indent: String, output: (String) -> Void = { print($0) }) {
-        if changes["reloadData"] == true { output(indent + "reload everything") }
-        if changes["animatingDifferences"] == false { output(indent + "without animation") }
-        if let decoded = try? WireDecoding.changes(changes) {
-            for (index, stage) in decoded.stages.enumerated() { output(indent + "stage \(index + 1): " + TerminalText.visible("\(stage)")) }
-            if decoded.stages.isEmpty && changes["reloadData"] != true { output(indent + "no changes") }
-        }
-    }
 }

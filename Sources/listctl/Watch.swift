@@ -46,6 +46,8 @@ struct Watch: ParsableCommand {
         var position = Position(view: view)
         let result = try connection.send(request("attach", attachMembers(position, resume: false)), on: line)
         attached(result, &position)
+        // The data source as this watch saw it last, to name what the changes name by position only.
+        var snapshot = connection.json ? nil : Self.snapshot(attached: result)
         if display { _ = try connection.send(request("watchDisplay", ["dataSource": .string(dataSource)]), on: line) }
         if !connection.json {
             Output.line(output.fit("watching \(TerminalText.name(dataSource)) as \(TerminalText.name(position.view ?? "")) from version \(position.version)"))
@@ -57,7 +59,7 @@ struct Watch: ParsableCommand {
                 if connection.json {
                     Output.line(bytes: event.jsonBytes)
                 } else {
-                    for text in output.lines(for: event) { Output.line(text) }
+                    for text in output.lines(for: event, snapshot: &snapshot) { Output.line(text) }
                 }
                 let name = event["event"]?.stringValue
                 if name == "changes" || name == "layoutChanged", let version = event["version"]?.intValue { position.version = version }
@@ -67,8 +69,14 @@ struct Watch: ParsableCommand {
                 if !connection.json { Output.line("listd closed the connection") }
                 return
             }
-            line = try reconnect(&position)
+            line = try reconnect(&position, snapshot: &snapshot)
         }
+    }
+
+    /// The snapshot an `attach` result carries; `nil` when it resumed (the missed changes follow) or
+    /// carries none readable.
+    static func snapshot(attached result: JSONValue) -> Snapshot? {
+        result["resumed"] == true ? nil : WatchOutput.snapshot(in: result)
     }
 
     private func attachMembers(_ position: Position, resume: Bool) -> [String: JSONValue] {
@@ -90,7 +98,7 @@ struct Watch: ParsableCommand {
 
     /// Connects and attaches again, resuming from the last version printed: tries with a growing pause
     /// (0.1 s doubling to 2 s) for `--reconnect-seconds`; exit status 2 (unreachable) when it gives up.
-    private func reconnect(_ position: inout Position) throws -> LineConnection {
+    private func reconnect(_ position: inout Position, snapshot: inout Snapshot?) throws -> LineConnection {
         if !connection.json { Output.line(output.fit("listd went away; reconnecting…")) }
         let deadline = ContinuousClock.now + .milliseconds(Int(reconnectSeconds * 1_000))
         var pause = Duration.milliseconds(100)
@@ -103,6 +111,7 @@ struct Watch: ParsableCommand {
                 if display { _ = try? line.requestLine(request("watchDisplay", ["dataSource": .string(dataSource)])) }
                 let resumed = result["resumed"] == true
                 attached(result, &position)
+                if !resumed && !connection.json { snapshot = Self.snapshot(attached: result) }
                 if !connection.json {
                     Output.line(
                         output.fit(

@@ -9,7 +9,7 @@ import ListWire
 ///
 /// ```
 /// 07:22:01 v2
-///   1 delete          [0,1], [0,2], [0,3]
+///   1 delete          [0,1] milk, [0,2] eggs, [0,3] tea
 ///   2 reconfigure     [0,0] smileys, [0,2] food
 /// ```
 struct WatchOutput {
@@ -18,24 +18,16 @@ struct WatchOutput {
 
     /// The lines for one event (a `changes`, `layoutChanged`, `cellUpdated`, `dropped`, `overflow` or
     /// `shutdown` event; anything else is shown as its JSON).
-    func lines(for event: JSONValue) -> [String] {
+    ///
+    /// `snapshot` is the data source as the watch last saw it (from `attach`): a `changes` event is
+    /// applied to it stage by stage (`lines(forChanges:heading:snapshot:)`), so that the items and
+    /// sections a stage names only by position (deletes, moves, reloads) are printed with their
+    /// identifiers; `nil` after changes that do not fit it, until the next attach.
+    func lines(for event: JSONValue, snapshot: inout Snapshot?) -> [String] {
         let time = Self.clock(Date())
         switch event["event"]?.stringValue {
         case "changes":
-            let version = event["version"]?.intValue ?? 0
-            guard let changes = try? WireDecoding.changes(event["changes"] ?? [:]) else {
-                return [fit("\(time) v\(version) (changes listctl cannot read)")]
-            }
-            let reloadData = event["changes"]?["reloadData"] == true
-            let still = event["changes"]?["animatingDifferences"] == false
-            var lines = [fit("\(time) v\(version)" + (reloadData ? " reload everything" : "") + (still ? " without animation" : ""))]
-            for (number, stage) in changes.stages.enumerated() {
-                for (label, entries) in Self.entries(of: stage) {
-                    lines.append(fitList(prefix: "  \(number + 1) " + label.padding(toLength: 16, withPad: " ", startingAt: 0), entries))
-                }
-            }
-            if changes.stages.isEmpty && !reloadData { lines.append("  no changes") }
-            return lines
+            return lines(forChanges: event["changes"] ?? [:], heading: "\(time) v\(event["version"]?.intValue ?? 0)", snapshot: &snapshot)
         case "layoutChanged":
             return [fit("\(time) v\(Output.cell(event["version"])) layout: " + Self.summary(ofLayout: event["layout"] ?? .null))]
         case "cellUpdated":
@@ -58,6 +50,7 @@ struct WatchOutput {
             if let more = event["more"]?.intValue { lines.append(fit("  and \(more) more")) }
             return lines
         case "dropped":
+            snapshot = nil
             return [fit("\(time) dropped: the data source is gone")]
         case "overflow":
             return [fit("\(time) overflow: this view fell behind (more than \(Output.cell(event["limit"])) bytes unread); listd closed the connection, watch again")]
@@ -66,6 +59,40 @@ struct WatchOutput {
         default:
             return [fit("\(time) " + String(decoding: event.jsonBytes, as: UTF8.self))]
         }
+    }
+
+    /// The lines for a `changes` object (an event's, or a mutation's reply's): `heading`, with "reload
+    /// everything" and "without animation" when so, then one line per kind of change in each stage,
+    /// every item and section named (`entries(of:before:)`), or "no changes".
+    ///
+    /// `snapshot` is the data source before the changes: each stage is applied to it in turn, so that
+    /// the next stage's positions are named from the data source as it then is. It becomes `nil` when a
+    /// stage does not fit it or the changes replace everything (`reloadData`); from then on, positions
+    /// only. The caller keeps it for the next changes (watch) or drops it (a mutation's reply).
+    func lines(forChanges json: JSONValue, heading: String, snapshot: inout Snapshot?) -> [String] {
+        guard let changes = try? WireDecoding.changes(json) else {
+            snapshot = nil
+            return [fit(heading + " (changes listctl cannot read)")]
+        }
+        let reloadData = json["reloadData"] == true
+        // Everything changed at once, without stages saying how: names unknown from here on.
+        if reloadData { snapshot = nil }
+        let still = json["animatingDifferences"] == false
+        var lines = [fit(heading + (reloadData ? " reload everything" : "") + (still ? " without animation" : ""))]
+        for (number, stage) in changes.stages.enumerated() {
+            for (label, entries) in Self.entries(of: stage, before: snapshot) {
+                lines.append(fitList(prefix: "  \(number + 1) " + label.padding(toLength: 16, withPad: " ", startingAt: 0), entries))
+            }
+            do { try snapshot?.apply(StagedChanges(stages: [stage])) } catch { snapshot = nil }
+        }
+        if changes.stages.isEmpty && !reloadData { lines.append("  no changes") }
+        return lines
+    }
+
+    /// The snapshot in a reply's `sections` (`attach`'s, `snapshot`'s); `nil` when it has none readable.
+    static func snapshot(in result: JSONValue) -> Snapshot? {
+        guard let sections = try? WireDecoding.snapshot(["sections": result["sections"] ?? []], field: "sections") else { return nil }
+        return try? Snapshot(sections)
     }
 
     /// The lines for the other views' selections when the watch starts (`attach`'s `selections`).
@@ -113,18 +140,23 @@ struct WatchOutput {
         return line
     }
 
-    /// Each kind of change in a stage with its entries, in the order a view applies them.
-    static func entries(of stage: ChangeStage) -> [(String, [String])] {
+    /// Each kind of change in a stage with its entries, in the order a view applies them, every item and
+    /// section with its identifier: inserts and reconfigures carry theirs; deletes, moves and reloads
+    /// (positions before the stage) take theirs from `before`, the snapshot before the stage, when given.
+    static func entries(of stage: ChangeStage, before: Snapshot? = nil) -> [(String, [String])] {
         func path(_ indexPath: DiffableCore.IndexPath) -> String { "[\(indexPath.section),\(indexPath.item)]" }
+        func named(_ text: String, _ id: String?) -> String { id.map { text + " " + $0 } ?? text }
+        func item(at indexPath: DiffableCore.IndexPath) -> String? { before?.item(at: indexPath)?.id }
+        func section(at index: Int) -> String? { before?.sectionIdentifier(at: index) }
         let all: [(String, [String])] = [
-            ("delete section", stage.sectionDeletes.map(String.init)),
-            ("insert section", stage.sectionInserts.map { "\($0.index) \($0.section.id) (\($0.items.count) items)" }),
-            ("move section", stage.sectionMoves.map { "\($0.from)→\($0.to)" }),
-            ("reload section", stage.sectionReloads.map { "\($0.index)" }),
-            ("delete", stage.itemDeletes.map { path($0) }),
+            ("delete section", stage.sectionDeletes.map { named(String($0), section(at: $0)) }),
+            ("insert section", stage.sectionInserts.map { "\($0.index) \($0.section.id) (\($0.items.count) item\($0.items.count == 1 ? "" : "s"))" }),
+            ("move section", stage.sectionMoves.map { named("\($0.from)→\($0.to)", section(at: $0.from)) }),
+            ("reload section", stage.sectionReloads.map { named(String($0.index), section(at: $0.index)) }),
+            ("delete", stage.itemDeletes.map { named(path($0), item(at: $0)) }),
             ("insert", stage.itemInserts.map { "\(path($0.indexPath)) \($0.item.id)" }),
-            ("move", stage.itemMoves.map { "\(path($0.from))→\(path($0.to))" }),
-            ("reload", stage.itemReloads.map { "\(path($0.indexPath)) \($0.item.id)" }),
+            ("move", stage.itemMoves.map { named("\(path($0.from))→\(path($0.to))", item(at: $0.from)) }),
+            ("reload", stage.itemReloads.map { named(path($0.indexPath), item(at: $0.indexPath)) }),
             ("reconfigure", stage.itemReconfigures.map { "\(path($0.indexPath)) \($0.item.id)" }),
         ]
         return all.filter { !$0.1.isEmpty }

@@ -33,7 +33,7 @@ struct ListctlTests {
 
         let append = try listctl(daemon, ["append-items", "home", #"c9={"title":"새 상담"}"#, "--to-section", "consult"])
         #expect(append.status == 0)
-        #expect(append.out.contains("itemInserts [0, 2] c9"))
+        #expect(append.out == "version 1\n  1 insert          [0,2] c9\n", "\(append)")
         #expect(try daemon.request(["cmd": "item", "dataSource": "home", "item": "c9"]).result()["data"] == ["title": "새 상담"])
 
         let missing = try listctl(daemon, ["move-item", "home", "nope", "--before", "c9"])
@@ -44,18 +44,19 @@ struct ListctlTests {
         #expect(try JSONParser.parse(json.out.trimmingCharacters(in: .whitespacesAndNewlines))["result"]?["indexPath"] == [0, 2])
 
         let apply = try listctl(daemon, ["apply", "scratch", "-"], input: #"{"sections":[{"id":"a","items":["x","y"]}]}"#)
-        #expect(apply.status == 0 && apply.out.contains("sectionInserts 0 a(x y)"))
+        #expect(apply.status == 0 && apply.out == "version 1\n  1 insert section  0 a (2 items)\n", "\(apply)")
         let show = try listctl(daemon, ["show", "scratch"])
         #expect(show.out.contains("  0  x") && show.out.contains("  1  y"))
 
         // --no-animation on any mutation: the change is marked, and listctl says so.
         let still = try listctl(daemon, ["append-items", "scratch", "z", "--no-animation"])
-        #expect(still.status == 0 && still.out.contains("  without animation\n"), "\(still)")
+        #expect(still.status == 0 && still.out == "version 2 without animation\n  1 insert          [0,2] z\n", "\(still)")
         #expect(!append.out.contains("without animation"))
 
         let edited = try listctl(daemon, ["edit-section-snapshot", "scratch", "a", "-"], input: #"[{"op":"append","parent":"x","items":["x1"]},{"op":"expand","items":["x"]}]"#)
-        #expect(edited.status == 0 && edited.out.contains("itemInserts [0, 1] x1"), "\(edited)")
-        _ = try listctl(daemon, ["edit-section-snapshot", "scratch", "a", "-"], input: #"[{"op":"delete","items":["x1"]}]"#)
+        #expect(edited.status == 0 && edited.out == "version 3\n  1 insert          [0,1] x1\n  2 reconfigure     [0,0] x\n", "\(edited)")
+        let deleted = try listctl(daemon, ["edit-section-snapshot", "scratch", "a", "-"], input: #"[{"op":"delete","items":["x1"]}]"#)
+        #expect(deleted.out == "version 4\n  1 delete          [0,1] x1\n", "\(deleted)")
 
         let call = try listctl(daemon, ["call", "numberOfItems", "dataSource=scratch", "section=a"])
         #expect(call.status == 0 && call.out.contains("\"count\":3"))
@@ -288,13 +289,24 @@ struct ListctlTests {
         let daemon = try Daemon(arguments: ["--demo"])
         let (process, out) = try startWatch(daemon, ["home", "--view", "watcher", "--reconnect-seconds", "0"])
         #expect(try daemon.request(["cmd": "deleteItems", "dataSource": "home", "items": ["expert-2"]])["ok"] == true)
-        let layout = try daemon.request(["cmd": "layout", "dataSource": "home"]).result()["layout"]!
-        #expect(try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": layout])["ok"] == true)
+        // Another layout (setting the one it has changes nothing and sends no event): wider spacing
+        // between company cards, which the summary line does not show.
+        let layout = try daemon.request(["cmd": "layout", "dataSource": "home"]).result()["layout"]
+        guard case .object(var members)? = layout, case .object(var sections)? = members["sections"], case .object(var company)? = sections["company"] else {
+            Issue.record("home's layout has no company section: \(String(describing: layout))")
+            return
+        }
+        #expect(company["interGroupSpacing"] != 4)
+        company["interGroupSpacing"] = 4
+        sections["company"] = .object(company)
+        members["sections"] = .object(sections)
+        let set = try daemon.request(["cmd": "setLayout", "dataSource": "home", "layout": .object(members)]).result()
+        #expect(set["version"] == 2 && set["unchanged"] == nil, "\(set)")
         #expect(try daemon.stop() == 0)
         process.waitUntilExit(within: .seconds(60))
         let text = out.text
         #expect(text.contains("watching home as watcher from version 0"))
-        #expect(text.contains(" v1\n  1 delete          [2,1]\n"), "\(text)")
+        #expect(text.contains(" v1\n  1 delete          [2,1] expert-2\n"), "\(text)")
         #expect(text.contains(" v2 layout: grid; company band (continuousGroupLeadingBoundary), expert band (continuousGroupLeadingBoundary)\n"), "the README's line, a version of its own")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
