@@ -191,7 +191,7 @@ let package = Package(
         // `swift run -c release core-benchmarks` (see README, "Performance").
         .executableTarget(
             name: "core-benchmarks",
-            dependencies: ["DiffableCore", "CellCore", "ListWire", "ListClient", "ListLayout", "ListViewCore", "TestSupport"],
+            dependencies: ["DiffableCore", "CellCore", "ListWire", "ListClient", "ListLayout", "ListViewCore", "ListEngine", "ListStore", "TestSupport"],
             path: "Benchmarks/CoreBenchmarks"
         ),
         // `swift build -c release && swift run -c release server-benchmarks` (see README, "Performance").

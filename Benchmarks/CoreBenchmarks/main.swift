@@ -336,3 +336,6 @@ if mode == "diff" || mode == "all" {
 if mode == "edits" || mode == "all" {
     for size in [10_000, 100_000, 1_000_000] { editBenchmark(size: size) }
 }
+if mode == "outline-edits" || mode == "all" {
+    for recordingUndo in [false, true] { outlineEditBenchmark(flat: 100_000, parents: 100, children: 100, recordingUndo: recordingUndo) }
+}

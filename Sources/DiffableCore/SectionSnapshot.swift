@@ -25,6 +25,12 @@ public struct SectionSnapshot: Hashable, Sendable {
     var nodes: [String: Node] = [:]
     var roots: [String] = []
     var expanded: Set<String> = []
+    /// The bytes the outline stores: its items' identifiers and their payloads as packed
+    /// (`PackedPayload`), as `Snapshot.storedBytes` counts them. Kept by every change: O(1) to read.
+    public private(set) var storedBytes = 0
+
+    /// What one item stores (see `storedBytes`).
+    private static func bytes(_ id: String, _ data: JSONValue) -> Int { id.utf8.count + SnapshotStorage.packedSize(data) }
 
     /// Creates an empty section snapshot.
     public init() {}
@@ -39,7 +45,10 @@ public struct SectionSnapshot: Hashable, Sendable {
     public mutating func append(_ items: [Item], to parent: String? = nil) throws {
         if let parent { try checkExists(parent, role: "Parent item") }
         try checkNew(items)
-        for item in items { nodes[item.id] = Node(data: item.data, parent: parent, children: []) }
+        for item in items {
+            nodes[item.id] = Node(data: item.data, parent: parent, children: [])
+            storedBytes += Self.bytes(item.id, item.data)
+        }
         if let parent {
             nodes[parent]!.children.append(contentsOf: items.map(\.id))
         } else {
@@ -100,7 +109,7 @@ public struct SectionSnapshot: Hashable, Sendable {
                 roots.removeAll { $0 == id }
             }
             for removed in subtree(of: id, includingRoot: true) {
-                nodes[removed] = nil
+                storedBytes -= Self.bytes(removed, nodes.removeValue(forKey: removed)!.data)
                 expanded.remove(removed)
             }
         }
@@ -153,7 +162,9 @@ public struct SectionSnapshot: Hashable, Sendable {
 
     /// Replaces the payload of an item; an unknown item is ignored. O(1) on average.
     public mutating func setData(_ data: JSONValue, of item: String) {
-        if nodes[item] != nil { nodes[item]!.data = data }
+        guard let old = nodes[item]?.data else { return }
+        storedBytes += Self.bytes(item, data) - Self.bytes(item, old)
+        nodes[item]!.data = data
     }
 
     /// Removes every item and the expansion state.
@@ -189,7 +200,7 @@ public struct SectionSnapshot: Hashable, Sendable {
                 identifiers: clashes)
         }
         for id in replaced {
-            nodes[id] = nil
+            storedBytes -= Self.bytes(id, nodes.removeValue(forKey: id)!.data)
             expanded.remove(id)
         }
         nodes[parent]!.children = []
@@ -239,11 +250,6 @@ public struct SectionSnapshot: Hashable, Sendable {
     /// The number of items. O(1).
     public var count: Int { nodes.count }
 
-    /// The bytes the outline stores: its items' identifiers and their payloads as packed
-    /// (`PackedPayload`), as `Snapshot.storedBytes` counts them. O(items).
-    public var storedBytes: Int {
-        nodes.reduce(0) { $0 + $1.key.utf8.count + SnapshotStorage.packedSize($1.value.data) }
-    }
 
     /// Whether the item is in the section snapshot. O(1) on average.
     public func contains(_ item: String) -> Bool { nodes[item] != nil }
@@ -326,6 +332,7 @@ public struct SectionSnapshot: Hashable, Sendable {
                 result.roots.append(id)
             }
             result.nodes[id] = node
+            result.storedBytes += Self.bytes(id, node.data)
             if expanded.contains(id) { result.expanded.insert(id) }
         }
         return result
@@ -383,7 +390,10 @@ public struct SectionSnapshot: Hashable, Sendable {
         try checkExists(destination, role: "Item to insert \(after ? "after" : "before")")
         try checkNew(items)
         let parent = nodes[destination]!.parent
-        for item in items { nodes[item.id] = Node(data: item.data, parent: parent, children: []) }
+        for item in items {
+            nodes[item.id] = Node(data: item.data, parent: parent, children: [])
+            storedBytes += Self.bytes(item.id, item.data)
+        }
         insertSiblings(items.map(\.id), parent: parent, relativeTo: destination, after: after)
     }
 
@@ -409,6 +419,7 @@ public struct SectionSnapshot: Hashable, Sendable {
             if node.parent == nil { node.parent = parent }
             nodes[id] = node
         }
+        storedBytes += snapshot.storedBytes
         expanded.formUnion(snapshot.expanded)
     }
 

@@ -245,7 +245,8 @@ private struct OutlineEditor {
             let previous = dataSource.outlines[section]
             let rows = try dataSource.snapshot.perform(.replaceItems(inSection: section, with: tree.visibleItems))
             outcome.changes.stages.append(contentsOf: rows.changes.stages)
-            if (previous != nil || tree.isOutline) && previous != tree {
+            // (Compared whole only when the rows show nothing: an edit that put everything back.)
+            if (previous != nil || tree.isOutline) && (!rows.changes.isEmpty || previous != tree) {
                 dataSource.setOutline(tree, for: section)
                 outlinesChanged = true
             }
