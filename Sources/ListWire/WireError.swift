@@ -56,7 +56,8 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
             return "minVersion: the data source did not reach that version here in time (another instance's write not followed yet, or none shares the store)."
         case .limitExceeded: return "A configured limit (data sources, items, batch size, identifier length, …) would be exceeded."
         case .notAttached: return "The command needs a view attached on this connection."
-        case .invalidRegistration: return "A registration definition is malformed: unknown type or property, or a template that does not parse."
+        case .invalidRegistration:
+            return "A registration definition is malformed: an unknown type, kind or key (the message names its path and, when one is close, the key meant), a literal value of the wrong kind, or a template that does not parse; in a cell, a templated value that rendered to something its property does not take."
         case .registrationExists: return "A registration of that name exists with another definition; unregister it first."
         case .registrationNotFound: return "No registration has that name."
         case .noRegistration: return "No supplementary provider rule maps the section's element to a registration (items without one show the default presentation)."

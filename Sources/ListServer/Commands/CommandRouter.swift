@@ -12,7 +12,7 @@ struct CommandResult {
     enum Reply {
         /// The `result` object's members, written into the reply envelope by the router.
         case members((inout JSONWriter) -> Void)
-        /// A mutation's `{version, changes, warnings?}` (no closure on the commonest path).
+        /// A mutation's `{version, changes, unchanged?, warnings?}` (no closure on the commonest path).
         case mutation(MutationReply)
         /// The command failed (also after all: its change could not be stored): an error reply.
         case failure(WireError)

@@ -130,7 +130,7 @@ extension CommandRouter {
         var commands = editCommands.map { edit in
             Command(
                 name: edit.name, summary: edit.summary, arguments: mutationArguments + edit.arguments,
-                result: "{version, changes, warnings?}", effect: .mutates
+                result: "{version, changes, unchanged?, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let target = try MutationTarget(&arguments)
                 let snapshotEdit = try edit.parse(&arguments)
@@ -204,7 +204,7 @@ extension CommandRouter {
                     "operations", "[{cmd, …}]", required: true,
                     "Mutations without dataSource: " + editCommands.map(\.name).joined(separator: ", ") + "."),
             ],
-            result: "{version, changes, warnings?}", effect: .mutates
+            result: "{version, changes, unchanged?, warnings?}", effect: .mutates
         ) { arguments, context throws(WireError) in
             let target = try MutationTarget(&arguments)
             let operations = try arguments.array("operations")

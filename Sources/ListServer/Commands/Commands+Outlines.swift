@@ -14,7 +14,7 @@ extension CommandRouter {
                     ArgumentSpec(
                         "snapshot", "{items: [{id, data?, children?, expanded?}]}", required: true, "The outline."),
                 ],
-                result: "{version, changes, warnings?}", effect: .mutates
+                result: "{version, changes, unchanged?, warnings?}", effect: .mutates
             ) { arguments, _ throws(WireError) in
                 let target = try MutationTarget(&arguments)
                 let section = try arguments.string("section")

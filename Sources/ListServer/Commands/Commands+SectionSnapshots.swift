@@ -84,7 +84,7 @@ extension CommandRouter {
                 ArgumentSpec("section", "string", required: true, "The section (appended when missing; its items become a flat outline when it has none)."),
                 ArgumentSpec("operations", "[{op, …}]", required: true, "The edits, in order."),
             ],
-            result: "{version, changes, warnings?}", effect: .mutates
+            result: "{version, changes, unchanged?, warnings?}", effect: .mutates
         ) { arguments, context throws(WireError) in
             let target = try MutationTarget(&arguments)
             let section = try arguments.string("section")
