@@ -48,17 +48,21 @@ struct CellPicks {
     func reloadRepicked(_ outcome: inout ChangeOutcome, in dataSource: DataSourceModel) {
         guard !outcome.reloadData, dataSource.cellProvider == provider else { return }
         var candidates = picked
+        let snapshot = dataSource.snapshot
         if let replaced {
+            // The diff's reconfigured rows, and its moved ones (its moves come last: their targets are
+            // final positions), as they were picked in the snapshot replaced.
+            var ids: [String] = []
             for stage in outcome.changes.stages {
-                for change in stage.itemReconfigures where candidates[change.item.id] == nil {
-                    let id = change.item.id
-                    guard let section = replaced.sectionIdentifier(containingItem: id), let data = replaced.data(ofItem: id) else { continue }
-                    candidates[id] = provider.registration(for: Item(id, data: data), inSection: section)
-                }
+                ids.append(contentsOf: stage.itemReconfigures.map(\.item.id))
+                ids.append(contentsOf: stage.itemMoves.compactMap { snapshot.itemIdentifier(at: $0.to) })
+            }
+            for id in ids where candidates[id] == nil {
+                guard let section = replaced.sectionIdentifier(containingItem: id), let data = replaced.data(ofItem: id) else { continue }
+                candidates[id] = provider.registration(for: Item(id, data: data), inSection: section)
             }
         }
         var reloads: [ItemChange] = []
-        let snapshot = dataSource.snapshot
         for (id, before) in candidates {
             guard let path = snapshot.indexPath(ofItem: id), let section = snapshot.sectionIdentifier(at: path.section),
                 let data = snapshot.data(ofItem: id)

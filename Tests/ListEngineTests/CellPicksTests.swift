@@ -79,6 +79,14 @@ struct CellPicksTests {
         var after = model.dataSources["d"]!.snapshot
         after.clearMarks()
         #expect(replayed == after)
+        // A row the new snapshot moves into a section a rule names is reloaded there.
+        let moved = try Snapshot([
+            (Section("today"), [Item("milk", data: ["done": true])]),
+            (Section("later"), [Item("tea", data: ["done": false]), Item("mail", data: ["done": false, "note": "y"])]),
+        ])
+        let move = try change(model, .replaceSnapshot(moved, reloadData: false))
+        #expect(warned(move) == ["mail"])
+        #expect(move.changes.stages.last?.itemReloads.map(\.indexPath) == [IndexPath(section: 1, item: 1)])
     }
 
     @Test func newRulesReloadTheRowsTheyPickOtherwise() throws {
