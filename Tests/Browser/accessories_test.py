@@ -10,12 +10,11 @@ Uses listweb_test.py's listd, listweb and browser helpers. Exit status 0 when ev
 screenshots accessories.png (not editing) and accessories-editing.png go to the artifacts directory.
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listweb_test import Checks  # noqa: E402  (after the path it is found on)
+from listweb_test import Checks, run_checks  # noqa: E402  (after the path it is found on)
 
 DATA_SOURCE = "accessories"
 TINT = "#ff9500"  # on the disclosure indicator
@@ -149,17 +148,7 @@ class AccessoryChecks(Checks):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True, help="where listd, listweb and listctl are")
-    parser.add_argument("--artifacts", required=True, help="where the screenshots go")
-    arguments = parser.parse_args()
-    checks = AccessoryChecks(arguments)
-    try:
-        checks.run(checks.every_kind_is_drawn_and_editing_controls_wait_for_editing)
-    finally:
-        checks.close()
-    print(f"{checks.passed} passed, {len(checks.failures)} failed" + (f": {', '.join(checks.failures)}" if checks.failures else ""))
-    sys.exit(1 if checks.failures else 0)
+    run_checks(AccessoryChecks, lambda checks: [checks.every_kind_is_drawn_and_editing_controls_wait_for_editing])
 
 
 if __name__ == "__main__":

@@ -490,26 +490,32 @@ class Checks:
         assert status == 200 and body == b"ok\n", (status, body)
 
 
-def main():
+def run_checks(checks_class, checks_of):
+    """The command line of a browser script: makes `checks_class` (a Checks) from --bin and --artifacts, runs
+    the checks `checks_of(checks)` lists, prints 'N passed, N failed' and exits non-zero on a failure."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="where listd, listweb and listctl are")
     parser.add_argument("--artifacts", required=True, help="where the screenshots go")
-    arguments = parser.parse_args()
-    checks = Checks(arguments)
+    checks = checks_class(parser.parse_args())
     try:
-        for check in [checks.the_token_is_required, checks.the_websocket_needs_the_token_and_listwebs_origin,
-                      checks.the_home_screen_is_laid_out_as_the_seed, checks.a_sideways_row_scrolls,
-                      checks.changes_arrive_live_in_the_right_place, checks.animation_follows_the_change,
-                      checks.html_in_data_is_shown_as_text, checks.the_emoji_outline_expands_in_its_own_view,
-                      checks.the_outline_screen_and_the_index, checks.badges_sit_on_their_items_and_headers_stay_pinned,
-                      checks.a_name_that_needs_escaping_has_its_page,
-                      checks.views_resume_after_listweb_restarts,
-                      checks.metrics_parse_as_prometheus_text, checks.views_come_back_after_listd_restarts]:
+        for check in checks_of(checks):
             checks.run(check)
     finally:
         checks.close()
     print(f"{checks.passed} passed, {len(checks.failures)} failed" + (f": {', '.join(checks.failures)}" if checks.failures else ""))
     sys.exit(1 if checks.failures else 0)
+
+
+def main():
+    run_checks(Checks, lambda checks: [
+        checks.the_token_is_required, checks.the_websocket_needs_the_token_and_listwebs_origin,
+        checks.the_home_screen_is_laid_out_as_the_seed, checks.a_sideways_row_scrolls,
+        checks.changes_arrive_live_in_the_right_place, checks.animation_follows_the_change,
+        checks.html_in_data_is_shown_as_text, checks.the_emoji_outline_expands_in_its_own_view,
+        checks.the_outline_screen_and_the_index, checks.badges_sit_on_their_items_and_headers_stay_pinned,
+        checks.a_name_that_needs_escaping_has_its_page,
+        checks.views_resume_after_listweb_restarts,
+        checks.metrics_parse_as_prometheus_text, checks.views_come_back_after_listd_restarts])
 
 
 if __name__ == "__main__":

@@ -7,12 +7,11 @@ to-do case): rule `match done=true -> todoDone`, default `todoOpen`.
 Uses listweb_test.py's listd, listweb and browser helpers. Exit status 0 when every check passes.
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listweb_test import Checks, wait_until  # noqa: E402  (after the path it is found on)
+from listweb_test import Checks, run_checks, wait_until  # noqa: E402  (after the path it is found on)
 
 
 class ReloadChecks(Checks):
@@ -77,19 +76,9 @@ class ReloadChecks(Checks):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True, help="where listd, listweb and listctl are")
-    parser.add_argument("--artifacts", required=True, help="where screenshots would go")
-    arguments = parser.parse_args()
-    checks = ReloadChecks(arguments)
-    try:
-        for check in [checks.a_reloaded_item_shows_its_new_registration, checks.a_reloaded_sections_items_get_new_cells,
-                      checks.an_update_that_changes_the_registration_redraws]:
-            checks.run(check)
-    finally:
-        checks.close()
-    print(f"{checks.passed} passed, {len(checks.failures)} failed" + (f": {', '.join(checks.failures)}" if checks.failures else ""))
-    sys.exit(1 if checks.failures else 0)
+    run_checks(ReloadChecks, lambda checks: [
+        checks.a_reloaded_item_shows_its_new_registration, checks.a_reloaded_sections_items_get_new_cells,
+        checks.an_update_that_changes_the_registration_redraws])
 
 
 if __name__ == "__main__":

@@ -11,13 +11,10 @@ struct AccessoryBrowserTests {
     /// its place blank, the editing controls only while the cell's state is `editing` (setState over the
     /// socket), a label's text, a tint colour, a reserved width, a menu's choice, each at its edge.
     @Test func listwebDrawsEveryAccessoryKind() throws {
-        let repository = protocolDirectory.deletingLastPathComponent()
-        let script = repository.appendingPathComponent("Tests/Browser/accessories_test.py").path
-        let artifacts = repository.appendingPathComponent(".build/artifacts/listweb").path
-        let run = try runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "--bin", binaryDirectory.path, "--artifacts", artifacts])
-        #expect(run.status == 0 && run.out.contains("1 passed, 0 failed"), "\(run.out)\(run.err)")
+        let run = try BrowserTests.runScript("accessories_test.py")
+        #expect(run.status == 0 && run.output.contains("1 passed, 0 failed"), "\(run.output)")
         for screenshot in ["accessories", "accessories-editing"] {
-            #expect(FileManager.default.fileExists(atPath: artifacts + "/\(screenshot).png"), "the screenshot \(screenshot).png")
+            #expect(FileManager.default.fileExists(atPath: run.artifacts + "/\(screenshot).png"), "the screenshot \(screenshot).png")
         }
     }
 }

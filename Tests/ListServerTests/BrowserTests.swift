@@ -44,3 +44,14 @@ struct BrowserTests {
         }
     }
 }
+
+extension BrowserTests {
+    /// Runs one of the other scripts of Tests/Browser (they take listweb_test.py's command line): its exit
+    /// status and output, and the directory its screenshots go to (.build/artifacts/listweb).
+    static func runScript(_ name: String) throws -> (status: Int32, output: String, artifacts: String) {
+        let artifacts = repository.appendingPathComponent(".build/artifacts/listweb").path
+        let script = repository.appendingPathComponent("Tests/Browser/\(name)").path
+        let run = try runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "--bin", binaryDirectory.path, "--artifacts", artifacts])
+        return (run.status, run.out + run.err, artifacts)
+    }
+}

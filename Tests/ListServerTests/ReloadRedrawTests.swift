@@ -99,10 +99,7 @@ struct ReloadRedrawTests {
     /// reloaded item shows the registration picked now, a reloaded section's items are dequeued anew, and
     /// (with the engine's change) an update that changes the registration redraws.
     @Test func listwebRedrawsReloadedItemsInChromium() throws {
-        let repository = protocolDirectory.deletingLastPathComponent()
-        let script = repository.appendingPathComponent("Tests/Browser/reload_redraw_test.py").path
-        let artifacts = repository.appendingPathComponent(".build/artifacts/listweb").path
-        let run = try runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "--bin", binaryDirectory.path, "--artifacts", artifacts])
-        #expect(run.status == 0 && run.out.contains(" passed, 0 failed"), "\(run.out)\(run.err)")
+        let run = try BrowserTests.runScript("reload_redraw_test.py")
+        #expect(run.status == 0 && run.output.contains(" passed, 0 failed"), "\(run.output)")
     }
 }
