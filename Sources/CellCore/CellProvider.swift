@@ -1,11 +1,35 @@
 import DiffableCore
 
+/// A registration as a cell provider names it: a name in the data source owner's namespace, or
+/// (with `owner`) in another user's, named explicitly (`{"name": "row", "owner": 1000}`).
+public struct RegistrationReference: Hashable, Sendable, ExpressibleByStringLiteral {
+    public var name: String
+    /// The uid of the user whose registration it is; `nil`: the data source owner's.
+    public var owner: UInt32?
+
+    public init(_ name: String, owner: UInt32? = nil) {
+        self.name = name
+        self.owner = owner
+    }
+
+    /// A name in the data source owner's namespace.
+    public init(stringLiteral name: String) {
+        self.init(name)
+    }
+
+    /// The key of the registration meant (see `Registration.key`), for a data source owned by `dataSourceOwner`.
+    public func key(dataSourceOwner: UInt32) -> String {
+        name == DefaultPresentation.name ? name : Registration.key(owner: owner ?? dataSourceOwner, name: name)
+    }
+}
+
 /// A data source's cell provider, as rules (the `switch` inside a `cellProvider` closure): the first rule
-/// that matches an item names its registration; `default` catches the rest.
+/// that matches an item names its registration; `default` catches the rest. Names are looked up in the
+/// data source owner's namespace; another user's registration is named with its owner.
 ///
 /// ```json
 /// {"rules": [{"section": "consult", "registration": "consultCell"},
-///            {"match": {"field": "kind", "equals": "premium"}, "registration": "premiumCell"}],
+///            {"match": {"field": "kind", "equals": "premium"}, "registration": {"name": "premiumCell", "owner": 0}}],
 ///  "default": "plainCell"}
 /// ```
 public struct CellProvider: Hashable, Sendable {
@@ -22,13 +46,20 @@ public struct CellProvider: Hashable, Sendable {
         }
         private var matchField: String?
         private var matchValue: JSONValue = .null
-        public var registration: String
+        /// The registration's name.
+        public var registration: String { reference.name }
+        /// The registration the rule picks.
+        public var reference: RegistrationReference
         /// Items this rule takes may be moved by a view (`reorder`): UIKit's `reorderingHandlers.canReorderItem`.
         public var reorderable = false
 
         public init(section: String? = nil, match: (field: String, equals: JSONValue)? = nil, registration: String, reorderable: Bool = false) {
+            self.init(section: section, match: match, reference: RegistrationReference(registration), reorderable: reorderable)
+        }
+
+        public init(section: String? = nil, match: (field: String, equals: JSONValue)? = nil, reference: RegistrationReference, reorderable: Bool = false) {
             self.section = section
-            self.registration = registration
+            self.reference = reference
             self.match = match
             self.reorderable = reorderable
         }
@@ -47,26 +78,29 @@ public struct CellProvider: Hashable, Sendable {
     }
 
     public var rules: [Rule]
-    public var defaultRegistration: String?
-    /// The owner (uid) of each registration the provider names, as it was when the provider was set: a
-    /// registration of that name someone else made since is not the one meant (see `serves(_:owner:)`).
-    /// Filled in by the state when the provider is set; empty for a provider stored before owners were.
-    public var registrationOwners: [String: UInt32] = [:]
+    /// The registration when no rule matches.
+    public var defaultReference: RegistrationReference?
+    /// The default registration's name.
+    public var defaultRegistration: String? { defaultReference?.name }
 
     public init(rules: [Rule] = [], defaultRegistration: String? = nil) {
+        self.init(rules: rules, defaultReference: defaultRegistration.map { RegistrationReference($0) })
+    }
+
+    public init(rules: [Rule], defaultReference: RegistrationReference?) {
         self.rules = rules
-        self.defaultRegistration = defaultRegistration
+        self.defaultReference = defaultReference
     }
 
     /// The registration for an item of a section, or `nil` when nothing matches. O(rules).
-    public func registration(for item: Item, inSection section: String) -> String? {
-        rules.first { $0.matches(item: item, section: section) }?.registration ?? defaultRegistration
+    public func registration(for item: Item, inSection section: String) -> RegistrationReference? {
+        rules.first { $0.matches(item: item, section: section) }?.reference ?? defaultReference
     }
 
     /// `registration(for:inSection:)` for an item whose payload is packed: the payload is rebuilt only
     /// when a rule matches on a field, and then once.
-    public func registration(forItem id: String, payload: PackedPayload, inSection section: String) -> String? {
-        rule(forPayload: payload, inSection: section)?.registration ?? defaultRegistration
+    public func registration(forItem id: String, payload: PackedPayload, inSection section: String) -> RegistrationReference? {
+        rule(forPayload: payload, inSection: section)?.reference ?? defaultReference
     }
 
     /// `canReorder(_:inSection:)` for an item whose payload is packed.
@@ -76,9 +110,9 @@ public struct CellProvider: Hashable, Sendable {
 
     /// `registration(forItem:payload:inSection:)` and `canReorder(payload:inSection:)` in one pass over
     /// the rules (what `dequeue` needs for each cell).
-    public func cellRule(forPayload payload: PackedPayload, inSection section: String) -> (registration: String?, reorderable: Bool) {
+    public func cellRule(forPayload payload: PackedPayload, inSection section: String) -> (registration: RegistrationReference?, reorderable: Bool) {
         let rule = rule(forPayload: payload, inSection: section)
-        return (rule?.registration ?? defaultRegistration, rule?.reorderable ?? false)
+        return (rule?.reference ?? defaultReference, rule?.reorderable ?? false)
     }
 
     /// The first rule that takes an item with this packed payload (rebuilt only when a rule matches on a
@@ -99,12 +133,31 @@ public struct CellProvider: Hashable, Sendable {
         rules.first { $0.matches(item: item, section: section) }?.reorderable ?? false
     }
 
-    /// Whether the registration called `name`, owned by `owner`, is the one the provider was set with (a
-    /// name it bound to no owner takes any).
-    public func serves(_ name: String, owner: UInt32) -> Bool {
-        registrationOwners[name].map { $0 == owner } ?? true
+    /// Every registration the provider names.
+    public var references: [RegistrationReference] { rules.map(\.reference) + (defaultReference.map { [$0] } ?? []) }
+
+    /// The names of every registration the provider names (in any namespace).
+    public var registrationNames: [String] { references.map(\.name) }
+
+    /// Whether the provider of a data source owned by `dataSourceOwner` names the registration of this
+    /// key (`Registration.key`). O(rules).
+    public func names(key: String, dataSourceOwner: UInt32) -> Bool {
+        references.contains { $0.key(dataSourceOwner: dataSourceOwner) == key }
     }
 
-    /// Every registration the provider names.
-    public var registrationNames: [String] { rules.map(\.registration) + (defaultRegistration.map { [$0] } ?? []) }
+    /// The provider with every registration named without an owner given `owner` (a provider stored
+    /// before registrations had namespaces, bound to the owners it named then: see `StateCoding`).
+    public func binding(_ owners: [String: UInt32]) -> CellProvider {
+        var bound = self
+        for index in bound.rules.indices { bound.rules[index].reference.bind(owners) }
+        bound.defaultReference?.bind(owners)
+        return bound
+    }
+}
+
+extension RegistrationReference {
+    /// Gives the owner `owners` names for this name, unless it has one.
+    mutating func bind(_ owners: [String: UInt32]) {
+        if owner == nil { owner = owners[name] }
+    }
 }

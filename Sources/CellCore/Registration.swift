@@ -291,6 +291,23 @@ public struct Registration: Sendable {
     }
 }
 
+/// Registrations are kept per owner: two users may each have a registration of one name. A
+/// registration's key is its owner's uid and its name, `"1000:row"` (the uid has no colon, so the first
+/// one ends it); the default presentation's is its name. Stores keep registrations under this key.
+extension Registration {
+    /// The key of the registration `name` in the namespace of the user `owner`.
+    public static func key(owner: UInt32, name: String) -> String { "\(owner):\(name)" }
+
+    /// The registration name in a key made by `key(owner:name:)` (a key without an owner is a name).
+    public static func name(ofKey key: String) -> String {
+        guard let colon = key.firstIndex(of: ":"), colon != key.startIndex, key[..<colon].allSatisfy(\.isNumber) else { return key }
+        return String(key[key.index(after: colon)...])
+    }
+
+    /// The key this registration is kept under (and its cells' reuse pools in every view).
+    public var key: String { name == DefaultPresentation.name ? name : Self.key(owner: owner, name: name) }
+}
+
 /// A configured cell: what a view renders.
 public struct ConfiguredCell: Hashable, Sendable {
     /// The content configuration type used.

@@ -19,6 +19,8 @@ public struct ViewCells: Sendable {
         public var state = CellState()
         /// The last configuration, while displayed.
         public var configured: ConfiguredCell?
+        /// About the bytes `configured` takes (`ConfiguredCell.approximateByteCount`).
+        public fileprivate(set) var configuredBytes = 0
     }
 
     /// Counters for one registration in this view.
@@ -46,6 +48,15 @@ public struct ViewCells: Sendable {
     /// The number of the displayed cell of each item (or supplementary key).
     private var displayed: [String: Int] = [:]
     private var nextNumber = 1
+    /// The bytes of the configurations displayed cells keep.
+    private var configuredBytes = 0
+
+    /// What a live cell costs besides its configuration (its entry, identifiers, state), for accounts.
+    public static let cellOverheadBytes = 256
+
+    /// About the bytes this view's cells hold: every live cell's entry and the displayed cells' last
+    /// configurations (what a viewer's account charges for `cells`). O(1).
+    public var keptBytes: Int { configuredBytes + cells.count * Self.cellOverheadBytes }
 
     private struct RegistrationCells: Sendable {
         let name: String
@@ -125,7 +136,9 @@ public struct ViewCells: Sendable {
     /// iOS 16 "content view must be replaced" warning), else `nil`.
     public mutating func replacedContentType(configuring id: String, with configuration: ConfiguredCell) -> String? {
         guard let number = Self.number(of: id), cells.byNumber[number] != nil else { return nil }
+        configuredBytes -= cells.byNumber[number]!.configuredBytes
         let (replaced, registration) = cells.byNumber[number]!.configure(with: configuration)
+        configuredBytes += cells.byNumber[number]!.configuredBytes
         if replaced != nil { registrations[registrationIndex(registration)].counters.contentConfigurationsReplaced += 1 }
         return replaced
     }
@@ -147,6 +160,7 @@ public struct ViewCells: Sendable {
     private mutating func release(number: Int) -> Bool {
         guard let key = cells.byNumber[number]?.displayedFor else { return false }
         displayed[key] = nil
+        configuredBytes -= cells.byNumber[number]!.configuredBytes
         let pool = registrationIndex(cells.byNumber[number]!.registration)
         if registrations[pool].free.count < poolLimit {
             cells.byNumber[number]!.prepareForReuse()
@@ -162,6 +176,7 @@ public struct ViewCells: Sendable {
     public mutating func drain(registration: String) {
         for (number, cell) in cells.byNumber where cell.registration == registration {
             if let key = cell.displayedFor { displayed[key] = nil }
+            configuredBytes -= cell.configuredBytes
             cells.byNumber[number] = nil
         }
         if let index = registrations.firstIndex(where: { $0.name == registration }) { registrations[index].free = [] }
@@ -226,6 +241,7 @@ extension ViewCells.Cell {
         let replaced = contentType != nil && contentType != configuration.type ? contentType : nil
         contentType = configuration.type
         configured = configuration
+        configuredBytes = configuration.approximateByteCount
         return (replaced, registration)
     }
 
@@ -233,6 +249,14 @@ extension ViewCells.Cell {
     fileprivate mutating func prepareForReuse() {
         displayedFor = nil
         configured = nil
+        configuredBytes = 0
         state = CellState()
+    }
+}
+
+extension ConfiguredCell {
+    /// About the bytes the configuration takes as JSON (content, background, accessories).
+    public var approximateByteCount: Int {
+        type.utf8.count + content.approximateByteCount + background.approximateByteCount + accessories.approximateByteCount
     }
 }

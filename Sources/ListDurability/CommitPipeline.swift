@@ -65,6 +65,9 @@ package final class CommitPipeline {
     /// With a shared store: brings the named data sources (and the registrations) up to what the other
     /// instances committed; resolves once done (after a restore, before the undone mutations fail).
     package var catchUp: ((Set<String>, Bool) -> Deferred<Void>)?
+    /// The oldest version of a data source whose event memory still retains (the store trims older log
+    /// records once a checkpoint covers them): set by the server from the engine's retained events.
+    package var oldestRetainedVersion: ((String) -> Int?)?
     /// Called once a group is durable with the data sources it touched (the follower then applies what
     /// other instances committed meanwhile, which it could not while the local change was in flight).
     package var durable: ((Set<String>) -> Void)?
@@ -370,13 +373,15 @@ package final class CommitPipeline {
             let incarnation = dataSource.incarnation
             let store = self.store
             let covered = bytes
+            let keepFrom = oldestRetainedVersion?(name)
             let bound = NIOLoopBound(self, eventLoop: loop)
             let writer = self.writer!
             offload { StateCoding.encode(content) }.flatMap { encoded in
                 bound.value.whenDurable(durableFirst).map { encoded }
             }.flatMap { encoded in
-                let checkpoint = CheckpointBox(
-                    CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded))
+                var write = CheckpointWrite(dataSource: name, incarnation: incarnation, version: content.version, encoded: encoded)
+                write.keepFromVersion = keepFrom
+                let checkpoint = CheckpointBox(write)
                 return writer.performInSteps { () throws -> CheckpointProgress? in
                     let progress = try store.writeCheckpoint(&checkpoint.write)
                     return progress == .partial ? nil : progress

@@ -13,7 +13,7 @@ import ListStore
 struct CellPicks {
     private let provider: CellProvider
     /// The registration picked before the change, for each row the change may repick.
-    private var picked: [String: String?] = [:]
+    private var picked: [String: RegistrationReference?] = [:]
     /// The snapshot a whole new one replaces (its reconfigured rows are the candidates).
     private var replaced: Snapshot?
 

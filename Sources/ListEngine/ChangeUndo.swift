@@ -22,7 +22,7 @@ public struct ChangeUndo: Sendable {
         case dropped(DataSourceModel)
         /// The change changed this data source, which was like `before`.
         case changed(DataSourceModel, before: DataSourceBefore)
-        case registered(name: String)
+        case registered(key: String)
         case unregistered(Registration, position: Int)
         /// The change gave this registration another definition.
         case replaced(Registration)
@@ -49,12 +49,12 @@ public struct ChangeUndo: Sendable {
 
     let step: Step
 
-    /// The registration undoing this change gives back its earlier state (made, deleted or redefined),
-    /// `nil` for data-source changes: the server drains its cells and tells the views.
+    /// The key (`Registration.key`) of the registration undoing this change gives back its earlier state
+    /// (made, deleted or redefined), `nil` for data-source changes: the server drains its cells and tells the views.
     public var registration: String? {
         switch step {
-        case .registered(let name): return name
-        case .unregistered(let registration, _), .replaced(let registration): return registration.name
+        case .registered(let key): return key
+        case .unregistered(let registration, _), .replaced(let registration): return registration.key
         default: return nil
         }
     }
@@ -102,14 +102,14 @@ extension StateModel {
                 dataSources[model.name] = model
             case .changed(let model, let before):
                 model.restore(before)
-            case .registered(let name):
-                registrations[name] = nil
-                registrationOrder.removeAll { $0 == name }
+            case .registered(let key):
+                registrations[key] = nil
+                registrationOrder.removeAll { $0 == key }
             case .unregistered(let registration, let position):
-                registrations[registration.name] = registration
-                registrationOrder.insert(registration.name, at: min(position, registrationOrder.count))
+                registrations[registration.key] = registration
+                registrationOrder.insert(registration.key, at: min(position, registrationOrder.count))
             case .replaced(let registration):
-                registrations[registration.name] = registration
+                registrations[registration.key] = registration
             }
         }
         recountUsage()

@@ -29,11 +29,21 @@ public final class DataSourceModel {
     /// scope: a view with an expansion of its own compares it with what it last projected.
     public private(set) var outlineRevision = 0
     /// The cell provider rules (`setCellProvider`).
-    public internal(set) var cellProvider: CellProvider?
+    public internal(set) var cellProvider: CellProvider? {
+        didSet { if cellProvider != oldValue { providerBytes = Self.providerBytes(of: cellProvider, supplementary: supplementaryProviders) } }
+    }
     /// The supplementary providers, by element kind.
-    public internal(set) var supplementaryProviders: [String: CellProvider]
+    public internal(set) var supplementaryProviders: [String: CellProvider] {
+        didSet { if supplementaryProviders != oldValue { providerBytes = Self.providerBytes(of: cellProvider, supplementary: supplementaryProviders) } }
+    }
     /// The compositional layout every view renders (`setLayout`).
-    public internal(set) var layout: LayoutDescription
+    public internal(set) var layout: LayoutDescription {
+        didSet { if layout != oldValue { layoutBytes = Self.layoutBytes(of: layout) } }
+    }
+    /// The layout's size as stored (what the owner's account charges for it).
+    public private(set) var layoutBytes = 0
+    /// The provider rules' size as stored, cell and supplementary ones (charged to the owner).
+    public private(set) var providerBytes = 0
     /// Whose outline expansion views show (`setExpansionScope`).
     public internal(set) var expansionScope: ExpansionScope {
         didSet { if expansionScope != oldValue { outlineRevision += 1 } }
@@ -50,7 +60,24 @@ public final class DataSourceModel {
         supplementaryProviders = content.supplementaryProviders
         layout = content.layout
         expansionScope = content.expansionScope
+        layoutBytes = Self.layoutBytes(of: content.layout)
+        providerBytes = Self.providerBytes(of: content.cellProvider, supplementary: content.supplementaryProviders)
         for (section, outline) in content.outlines { setOutline(outline, for: section) }
+    }
+
+    /// The size of `layout` as stored (a data source's default layout costs nothing).
+    static func layoutBytes(of layout: LayoutDescription) -> Int {
+        layout == LayoutDescription() ? 0 : StateCoding.encode(DataSourceOperation.setLayout(layout)).count
+    }
+
+    /// The size of a provider's rules as stored.
+    static func providerBytes(of provider: CellProvider?, elementKind: String?) -> Int {
+        guard let provider else { return 0 }
+        return StateCoding.encode(DataSourceOperation.setCellProvider(provider, elementKind: elementKind)).count
+    }
+
+    static func providerBytes(of provider: CellProvider?, supplementary: [String: CellProvider]) -> Int {
+        supplementary.reduce(providerBytes(of: provider, elementKind: nil)) { $0 + providerBytes(of: $1.value, elementKind: $1.key) }
     }
 
     /// Everything but the name and incarnation, as a value (for a checkpoint).

@@ -41,6 +41,18 @@ public struct RetainedEvents: Sendable {
         return events
     }
 
+    /// The oldest version kept (its event, or a gap), `nil` when none is.
+    public var oldestVersion: Int? { start < entries.count ? entries[start].version : nil }
+
+    /// Drops the oldest version kept (the owner's account is at its quota): views resuming from before
+    /// the next one get the whole snapshot. Returns `false` when nothing is kept.
+    @discardableResult
+    mutating func dropOldestVersion() -> Bool {
+        guard start < entries.count else { return false }
+        dropOldest()
+        return true
+    }
+
     /// Forgets the versions after `version` (their changes were undone).
     mutating func removeVersions(after version: Int) {
         while entries.count > start, let last = entries.last, last.version > version {

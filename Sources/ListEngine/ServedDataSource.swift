@@ -10,12 +10,40 @@ open class ServedDataSource {
     /// The data source's state. Replaced (not only changed) when the engine serves it as read from
     /// the store, or undoes a failed write.
     public final internal(set) var model: DataSourceModel
-    /// The events of recent versions, for views that resume (`attach` with `fromVersion`).
-    public final internal(set) var retained: RetainedEvents
+    /// The events of recent versions, for views that resume (`attach` with `fromVersion`), charged to the
+    /// owner's account (`changeLog`) as they grow and shrink.
+    public final internal(set) var retained: RetainedEvents {
+        didSet { chargeChangeLog() }
+    }
+    /// The account the retained events are charged to (the engine sets it when it serves the data source).
+    final var accounts: UserAccounts? {
+        didSet { chargeChangeLog() }
+    }
+    /// The bytes of retained events charged so far.
+    private final var chargedChangeLogBytes = 0
 
     public init(model: DataSourceModel, retained: RetainedEvents) {
         self.model = model
         self.retained = retained
+    }
+
+    private final func chargeChangeLog() {
+        guard let accounts, retained.byteCount != chargedChangeLogBytes else { return }
+        accounts.charge(AccountHolder(uid: model.owner), .changeLog, retained.byteCount - chargedChangeLogBytes)
+        chargedChangeLogBytes = retained.byteCount
+    }
+
+    /// Drops the oldest retained events while the owner's account is past `limit` (views resuming from
+    /// before them get the whole snapshot); the newest version's event is dropped last.
+    final func trimChangeLog(toQuota limit: Int) {
+        let owner = AccountHolder(uid: model.owner)
+        guard owner.isCharged, let accounts, limit < .max else { return }
+        while retained.byteCount > 0, accounts.chargedBytes(of: owner).total > limit, retained.dropOldestVersion() {}
+    }
+
+    /// Stops charging the retained events (the data source is no longer served).
+    final func releaseChangeLog() {
+        retained.removeAll()
     }
 
     /// Whether anything would receive this data source's events now. The engine does not encode the

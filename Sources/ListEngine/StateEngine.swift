@@ -83,6 +83,7 @@ public final class StateEngine {
             let retainable = !outcome.reloadData && (applied.event?.count ?? .max) <= RetainedEvents.maximumEventBytes
             applied.retainedEvent = retainable ? applied.event : nil
             dataSource.retained.append(dataSource.version, applied.retainedEvent)
+            dataSource.trimChangeLog(toQuota: limits.quota.maximumBytes)
         case .register, .replaceRegistration, .unregister:
             break
         }
@@ -92,7 +93,10 @@ public final class StateEngine {
     /// Stops serving a data source a committed `dropDataSource` removed from the model (once its reply
     /// is written), unless it was served again since.
     public func retire(_ dropped: ServedDataSource) {
-        if dataSources[dropped.name] === dropped, model.dataSources[dropped.name] == nil { dataSources[dropped.name] = nil }
+        if dataSources[dropped.name] === dropped, model.dataSources[dropped.name] == nil {
+            dataSources[dropped.name] = nil
+            dropped.releaseChangeLog()
+        }
     }
 
     /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
@@ -108,9 +112,10 @@ public final class StateEngine {
                     served.model = restored
                     served.retained.removeVersions(after: restored.version)
                 } else {
-                    dataSources[name] = makeServed(restored, emptyRetained)
+                    dataSources[name] = served(restored)
                 }
             } else if let served = dataSources.removeValue(forKey: name) {
+                served.releaseChangeLog()
                 gone.append(served)
             }
         }
@@ -122,7 +127,7 @@ public final class StateEngine {
     public func load(_ loaded: StoredState) throws(StorageError) {
         try model.load(loaded)
         for stored in loaded.dataSources {
-            let dataSource = makeServed(model.dataSources[stored.name]!, emptyRetained)
+            let dataSource = served(model.dataSources[stored.name]!)
             for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
             dataSources[stored.name] = dataSource
         }
@@ -151,7 +156,8 @@ public final class StateEngine {
             served.retained.removeAll()
             return .reloaded(served)
         }
-        let dataSource = makeServed(restored, emptyRetained)
+        served?.releaseChangeLog()
+        let dataSource = self.served(restored)
         for (version, event) in stored.retainedChanges { dataSource.retained.append(version, event) }
         dataSources[name] = dataSource
         return .replaced(previous: served, current: dataSource)
@@ -161,27 +167,35 @@ public final class StateEngine {
     /// to be told).
     public func forget(dataSource name: String) -> ServedDataSource? {
         guard let dropped = dataSources.removeValue(forKey: name) else { return nil }
+        dropped.releaseChangeLog()
         model.forget(dataSource: name)
         return dropped
     }
 
-    /// Makes the registrations the stored ones (in their order). Returns the names of the registrations
-    /// deleted, defined otherwise or new (views whose providers name them dequeue those cells again), or
-    /// `nil` when nothing changed.
+    /// Makes the registrations the stored ones (in their order). Returns the keys (`Registration.key`)
+    /// of the registrations deleted, defined otherwise or new (views whose providers name them dequeue
+    /// those cells again), or `nil` when nothing changed.
     public func restoreRegistrations(_ stored: [Registration]) -> [String]? {
         let current = model.registrations
-        let kept = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        let changed = current.values.filter { registration in kept[registration.name].map { $0.definition != registration.definition } ?? true }
-        let created = stored.filter { current[$0.name] == nil }
-        guard !changed.isEmpty || !created.isEmpty || stored.map(\.name) != model.registrationOrder else { return nil }
+        let kept = Dictionary(stored.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        let changed = current.values.filter { registration in kept[registration.key].map { $0.definition != registration.definition } ?? true }
+        let created = stored.filter { current[$0.key] == nil }
+        guard !changed.isEmpty || !created.isEmpty || stored.map(\.key) != model.registrationOrder else { return nil }
         model.restoreRegistrations(stored)
-        return changed.map(\.name) + created.map(\.name)
+        return changed.map(\.key) + created.map(\.key)
     }
 
     /// Starts serving a data source the model just created.
     private func serve(_ name: String) -> ServedDataSource {
-        let dataSource = makeServed(model.dataSources[name]!, emptyRetained)
+        let dataSource = served(model.dataSources[name]!)
         dataSources[name] = dataSource
+        return dataSource
+    }
+
+    /// The served form of `model`, its retained events charged to its owner.
+    private func served(_ model: DataSourceModel) -> ServedDataSource {
+        let dataSource = makeServed(model, emptyRetained)
+        dataSource.accounts = self.model.accounts
         return dataSource
     }
 

@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 import ListStore
 import ListWire
@@ -31,13 +32,13 @@ extension StateModel {
             }
             return records
         case .register(let registration):
-            return outcome.createdRegistration ? [.register(name: registration.name, registration: StateCoding.encode(registration))] : []
+            return outcome.createdRegistration ? [.register(name: registration.key, registration: StateCoding.encode(registration))] : []
         case .replaceRegistration(let registration):
             // The stored definition replaces the old in place (the store's register record is an upsert).
-            guard outcome.createdRegistration || outcome.replacedRegistration, let stored = registrations[registration.name] else { return [] }
-            return [.register(name: registration.name, registration: StateCoding.encode(stored))]
-        case .unregister(let name):
-            return [.unregister(name: name)]
+            guard outcome.createdRegistration || outcome.replacedRegistration, let stored = registrations[registration.key] else { return [] }
+            return [.register(name: registration.key, registration: StateCoding.encode(stored))]
+        case .unregister(let name, let owner):
+            return [.unregister(name: Registration.key(owner: owner, name: name))]
         }
     }
 }

@@ -14,8 +14,7 @@ extension StateModel {
     /// checkpoint with its log tail replayed (through `apply`, without limits: what was accepted
     /// stays accepted).
     func load(_ stored: StoredState) throws(StorageError) {
-        registrations = Dictionary(stored.registrations.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        registrationOrder = stored.registrations.map(\.name)
+        restoreRegistrationsKeyed(stored.registrations)
         defer { recountUsage() }
         for dataSource in stored.dataSources { try replay(dataSource) }
     }
@@ -49,8 +48,14 @@ extension StateModel {
 
     /// Replaces every registration with the stored ones, in their order.
     func restoreRegistrations(_ stored: [Registration]) {
-        registrations = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        registrationOrder = stored.map(\.name)
+        restoreRegistrationsKeyed(stored)
         recountUsage()
+    }
+
+    /// Keeps `stored` by key (owner and name), in their order; a key stored twice keeps its last definition.
+    private func restoreRegistrationsKeyed(_ stored: [Registration]) {
+        registrations = Dictionary(stored.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        var seen = Set<String>()
+        registrationOrder = stored.map(\.key).filter { seen.insert($0).inserted }
     }
 }

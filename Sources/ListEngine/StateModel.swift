@@ -11,13 +11,15 @@ import ListWire
 /// loop); no I/O.
 public final class StateModel {
     public internal(set) var dataSources: [String: DataSourceModel] = [:]
-    /// Cell registrations, by name, and their creation order.
+    /// Cell registrations, by key (owner and name: `Registration.key`), and their keys in creation order.
     public internal(set) var registrations: [String: Registration] = [:]
     public internal(set) var registrationOrder: [String] = []
     /// What each user owns, by uid (kept up to date by every change; recounted on load).
     private(set) var usageByOwner: [UInt32: OwnerUsage] = [:]
-    /// The bytes each user's data sources store (`Snapshot.storedBytes`), by uid.
-    private(set) var bytesByOwner: [UInt32: Int] = [:]
+    /// The bytes listd holds because of each user, by part (`maxBytesPerUser` counts all of them): the
+    /// model charges its own parts with every change; the engine the change log; the server views' cells
+    /// and expansion copies.
+    public let accounts = UserAccounts()
 
     public init() {}
 
@@ -26,34 +28,44 @@ public final class StateModel {
     /// - Complexity: O(1).
     public func usage(of owner: UInt32) -> OwnerUsage { usageByOwner[owner] ?? OwnerUsage() }
 
-    /// The bytes of identifiers and payloads `owner`'s data sources store (`maxBytesPerUser` counts them).
+    /// The bytes of identifiers and payloads `owner`'s data sources store (the account's `data` part).
     ///
     /// - Complexity: O(1).
-    public func storedBytes(of owner: UInt32) -> Int { bytesByOwner[owner] ?? 0 }
+    public func storedBytes(of owner: UInt32) -> Int { accounts.chargedBytes(of: AccountHolder(uid: owner))[.data] }
 
-    /// Every user's stored bytes, by uid (users storing nothing left out).
-    public var storedBytesByOwner: [UInt32: Int] { bytesByOwner }
+    /// Every user's stored bytes of identifiers and payloads, by uid (users storing nothing left out).
+    public var storedBytesByOwner: [UInt32: Int] {
+        var bytes: [UInt32: Int] = [:]
+        for (holder, account) in accounts.all where !holder.isRelay && account[.data] > 0 { bytes[holder.uid] = account[.data] }
+        return bytes
+    }
 
     /// Recounts every owner's usage from the state (after the state was replaced wholesale).
     func recountUsage() {
         var usage: [UInt32: OwnerUsage] = [:]
-        var bytes: [UInt32: Int] = [:]
-        for dataSource in dataSources.values where dataSource.storedBytes > 0 {
-            bytes[dataSource.owner, default: 0] += dataSource.storedBytes
-        }
-        bytesByOwner = bytes
+        accounts.resetModelParts()
         for dataSource in dataSources.values {
+            chargeParts(of: dataSource, sign: 1)
             usage[dataSource.owner, default: OwnerUsage()].dataSources += 1
             usage[dataSource.owner, default: OwnerUsage()].items += dataSource.storedItemCount
         }
-        for registration in registrations.values { usage[registration.owner, default: OwnerUsage()].registrations += 1 }
+        for registration in registrations.values {
+            usage[registration.owner, default: OwnerUsage()].registrations += 1
+            accounts.charge(AccountHolder(uid: registration.owner), .registrations, registration.storedBytes)
+        }
         usageByOwner = usage
     }
 
+    /// Adds (`sign` 1) or removes (-1) what `dataSource` holds to its owner's account.
+    func chargeParts(of dataSource: DataSourceModel, sign: Int) {
+        let owner = AccountHolder(uid: dataSource.owner)
+        accounts.charge(owner, .data, sign * dataSource.storedBytes)
+        accounts.charge(owner, .layouts, sign * dataSource.layoutBytes)
+        accounts.charge(owner, .cellProviders, sign * dataSource.providerBytes)
+    }
+
     func adjustBytes(of owner: UInt32, by delta: Int) {
-        guard delta != 0 else { return }
-        let bytes = (bytesByOwner[owner] ?? 0) + delta
-        bytesByOwner[owner] = bytes == 0 ? nil : bytes
+        accounts.charge(AccountHolder(uid: owner), .data, delta)
     }
 
     func adjustUsage(of owner: UInt32, dataSources: Int = 0, items: Int = 0, registrations: Int = 0) {
@@ -91,9 +103,13 @@ public final class StateModel {
             try checkQuota(addingItems: content.snapshot.numberOfItems, owner: content.owner, limits)
             let bytes = content.snapshot.storedBytes + DataSourceModel.storedBytes(of: content.outlines)
             try checkBytes(replacing: 0, with: bytes, owner: content.owner, limits)
-            dataSources[name] = DataSourceModel(name: name, incarnation: incarnation, content: content)
+            let dataSource = DataSourceModel(name: name, incarnation: incarnation, content: content)
+            try accounts.check(
+                AccountHolder(uid: content.owner), adding: dataSource.layoutBytes + dataSource.providerBytes, to: .layouts,
+                limit: limits.quota.maximumBytes)
+            dataSources[name] = dataSource
             adjustUsage(of: content.owner, dataSources: 1, items: content.snapshot.numberOfItems)
-            adjustBytes(of: content.owner, by: bytes)
+            chargeParts(of: dataSource, sign: 1)
             var outcome = ChangeOutcome()
             outcome.version = content.version
             outcome.createdDataSource = true
@@ -104,7 +120,7 @@ public final class StateModel {
                 throw WireError(.dataSourceNotFound, "Data source \"\(name)\" does not exist.")
             }
             adjustUsage(of: dropped.owner, dataSources: -1, items: -dropped.storedItemCount)
-            adjustBytes(of: dropped.owner, by: -dropped.storedBytes)
+            chargeParts(of: dropped, sign: -1)
             var outcome = ChangeOutcome()
             outcome.version = dropped.version
             if recordingUndo { outcome.undo = ChangeUndo(step: .dropped(dropped)) }
@@ -113,39 +129,11 @@ public final class StateModel {
             return try apply(
                 operation, to: name, ifVersion: ifVersion, createAs: creation, limits: limits, recordingUndo: recordingUndo, knownChanges: knownChanges)
         case .register(let registration):
-            var outcome = try register(registration, limits: limits)
-            if recordingUndo { outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing) }
-            return outcome
+            return try applyRegister(registration, limits: limits, recordingUndo: recordingUndo)
         case .replaceRegistration(let registration):
-            guard let existing = registrations[registration.name] else {
-                var outcome = try register(registration, limits: limits)  // nothing to replace: made as register makes it
-                if recordingUndo { outcome.undo = ChangeUndo(step: outcome.createdRegistration ? .registered(name: registration.name) : .nothing) }
-                return outcome
-            }
-            var outcome = ChangeOutcome()
-            guard existing.kind == registration.kind else {
-                throw WireError(
-                    .invalidArgument,
-                    "Registration \"\(registration.name)\" is a \(Self.describe(existing.kind)) registration; a replacement keeps its kind (unregister it to make a \(Self.describe(registration.kind)) one).")
-            }
-            if existing.definition != registration.definition {
-                var replacement = registration
-                replacement.owner = existing.owner  // the owner stays: providers bound to it still name it
-                registrations[registration.name] = replacement
-                outcome.replacedRegistration = true
-            }
-            if recordingUndo { outcome.undo = ChangeUndo(step: outcome.replacedRegistration ? .replaced(existing) : .nothing) }
-            return outcome
-        case .unregister(let name):
-            guard let removed = registrations.removeValue(forKey: name) else {
-                throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
-            }
-            adjustUsage(of: removed.owner, registrations: -1)
-            let position = registrationOrder.firstIndex(of: name) ?? registrationOrder.count
-            registrationOrder.remove(at: position)
-            var outcome = ChangeOutcome()
-            if recordingUndo { outcome.undo = ChangeUndo(step: .unregistered(removed, position: position)) }
-            return outcome
+            return try applyReplace(registration, limits: limits, recordingUndo: recordingUndo)
+        case .unregister(let name, let owner):
+            return try applyUnregister(name: name, owner: owner, recordingUndo: recordingUndo)
         }
     }
 
@@ -174,6 +162,7 @@ public final class StateModel {
         }
         let itemsBefore = dataSource.storedItemCount
         let bytesBefore = dataSource.storedBytes
+        let (layoutBytesBefore, providerBytesBefore) = (dataSource.layoutBytes, dataSource.providerBytes)
         let picks = CellPicks(before: operation, in: dataSource)
         if case .replaceSnapshot(let new, _) = operation {
             try checkBytes(replacing: dataSource.snapshot.storedBytes, with: new.storedBytes, owner: dataSource.owner, limits)
@@ -203,6 +192,8 @@ public final class StateModel {
         dataSource.version += 1
         adjustUsage(of: dataSource.owner, dataSources: created ? 1 : 0, items: dataSource.storedItemCount - itemsBefore)
         adjustBytes(of: dataSource.owner, by: dataSource.storedBytes - bytesBefore)
+        accounts.charge(AccountHolder(uid: dataSource.owner), .layouts, dataSource.layoutBytes - layoutBytesBefore)
+        accounts.charge(AccountHolder(uid: dataSource.owner), .cellProviders, dataSource.providerBytes - providerBytesBefore)
         outcome.version = dataSource.version
         outcome.createdDataSource = created
         return outcome
@@ -295,12 +286,17 @@ public final class StateModel {
                 return outline
             }
         case .setLayout(let layout):
+            try checkBytes(
+                replacing: dataSource.layoutBytes, with: DataSourceModel.layoutBytes(of: layout), owner: dataSource.owner, limits, part: .layouts)
             outcome.changedUnseen = dataSource.layout != layout
             dataSource.layout = layout
         case .setCellProvider(let provider, let elementKind):
-            // Stored as given: a provider set by a request names the owners of its registrations
-            // (`CellProvider.registrationOwners`), so what is replayed binds the same.
-            if limits.checksRegistrations { try checkRegistrations(of: provider, elementKind: elementKind) }
+            // Names are looked up in the data source owner's namespace (or the one a reference names).
+            if limits.checksRegistrations { try checkRegistrations(of: provider, elementKind: elementKind, dataSourceOwner: dataSource.owner) }
+            let replaced = elementKind.map { dataSource.supplementaryProviders[$0] } ?? dataSource.cellProvider
+            try checkBytes(
+                replacing: DataSourceModel.providerBytes(of: replaced, elementKind: elementKind),
+                with: DataSourceModel.providerBytes(of: provider, elementKind: elementKind), owner: dataSource.owner, limits, part: .cellProviders)
             if let elementKind {
                 outcome.changedUnseen = dataSource.supplementaryProviders[elementKind] != provider
                 dataSource.supplementaryProviders[elementKind] = provider
@@ -379,15 +375,9 @@ public final class StateModel {
     /// Refuses a change that would store `new` bytes where `old` are now, for a user whose stored bytes
     /// would pass `maxBytesPerUser` (only growing is refused; a change whose size is not known before it
     /// runs passes `1` for "some", so a user at the quota may only remove).
-    func checkBytes(replacing old: Int, with new: Int, owner: UInt32, _ limits: ChangeLimits) throws(WireError) {
-        let limit = limits.quota.maximumBytes
-        guard new > old, OwnerQuota.applies(to: owner), limit < .max else { return }
-        let stored = storedBytes(of: owner)
-        guard stored - old + new > limit else { return }
-        throw WireError(
-            .limitExceeded,
-            "User \(owner) stores \(stored) bytes of identifiers and payloads; this change would pass the per-user quota of \(limit) bytes (maxBytesPerUser). Remove something first.",
-            details: ["quota": "maxBytesPerUser", "uid": .int(Int(owner))])
+    func checkBytes(replacing old: Int, with new: Int, owner: UInt32, _ limits: ChangeLimits, part: AccountPart = .data) throws(WireError) {
+        guard OwnerQuota.applies(to: owner) else { return }
+        try accounts.check(AccountHolder(uid: owner), adding: new, releasing: old, to: part, limit: limits.quota.maximumBytes)
     }
 
     /// `owner` may own `addedItems` more items (`maxItemsPerUser`).
@@ -397,9 +387,9 @@ public final class StateModel {
         let owned = usage(of: owner).items
         if owned > limit - addedItems {
             throw WireError(
-                .limitExceeded,
+                .quotaExceeded,
                 "User \(owner) owns \(owned) items; \(addedItems) more would pass the per-user quota of \(limit) (maxItemsPerUser).",
-                details: ["quota": "maxItemsPerUser", "uid": .int(Int(owner))])
+                details: ["quota": "maxItemsPerUser", "uid": .int(Int(owner)), "limit": .int(limit)])
         }
     }
 
@@ -414,8 +404,8 @@ public final class StateModel {
         let owned = usage(of: owner).dataSources
         if OwnerQuota.applies(to: owner), owned >= limits.quota.maximumDataSources {
             throw WireError(
-                .limitExceeded, "User \(owner) owns \(owned) data sources, the per-user quota (maxDataSourcesPerUser).",
-                details: ["quota": "maxDataSourcesPerUser", "uid": .int(Int(owner))])
+                .quotaExceeded, "User \(owner) owns \(owned) data sources, the per-user quota (maxDataSourcesPerUser).",
+                details: ["quota": "maxDataSourcesPerUser", "uid": .int(Int(owner)), "limit": .int(limits.quota.maximumDataSources)])
         }
     }
 

@@ -33,6 +33,19 @@ public struct ViewExpansion {
         projection = model.snapshot
     }
 
+    /// About the bytes this expansion holds for its view (what the viewer's account charges for
+    /// `expansions`): its own copy of the snapshot (identifiers and payloads, and each item's entry in
+    /// the copy's tables), and what it set and placed. O(sections it overrides).
+    public var heldBytes: Int {
+        var entries = projection.numberOfItems + projection.numberOfSections
+        for items in overrides.values { entries += items.count }
+        for items in placements.values { entries += items.count }
+        return projection.storedBytes + entries * Self.entryBytes
+    }
+
+    /// What one item's entry in the copy's tables costs (slots, hash tables, indexes), about.
+    public static let entryBytes = 128
+
     /// Whether the view has expanded or collapsed nothing itself (it shows the data source's snapshot).
     public var isEmpty: Bool { overrides.isEmpty }
 

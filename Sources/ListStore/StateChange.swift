@@ -15,13 +15,14 @@ public enum StateChange: Sendable {
     /// Changes one data source and bumps its version. With `createAs`, a missing data source is created
     /// first with that incarnation and owner (the create and the change are one change, all or nothing).
     case dataSource(name: String, ifVersion: Int?, createAs: DataSourceCreation?, DataSourceOperation)
-    /// Creates a registration; registering an identical definition again changes nothing.
+    /// Creates a registration in its owner's namespace; registering an identical definition again
+    /// changes nothing.
     case register(Registration)
-    /// Gives a registration another definition of the same kind (its owner, name and place stay), or
-    /// creates it when there is none (`register` with `replace`).
+    /// Gives the registration of that owner and name another definition of the same kind (its place
+    /// stays), or creates it when there is none (`register` with `replace`).
     case replaceRegistration(Registration)
-    /// Deletes a registration.
-    case unregister(name: String)
+    /// Deletes the registration `name` of the user `owner` (root, unless given).
+    case unregister(name: String, owner: UInt32 = 0)
 }
 
 extension StateChange {

@@ -289,22 +289,46 @@ public enum StateCoding {
         return sections
     }
 
-    /// `{"rules": [{section?, match?: {field, equals}, registration}], "default"?}`.
+    /// `{"rules": [{section?, match?: {field, equals}, registration}], "default"?}`, each registration a
+    /// name (the data source owner's) or `{"name", "owner": uid}`.
     public static func json(_ provider: CellProvider) -> JSONValue {
         var members: [String: JSONValue] = [:]
         members["rules"] = .array(
             provider.rules.map { rule in
-                var fields: [String: JSONValue] = ["registration": .string(rule.registration)]
+                var fields: [String: JSONValue] = ["registration": json(rule.reference)]
                 if let section = rule.section { fields["section"] = .string(section) }
                 if let match = rule.match { fields["match"] = .object(["field": .string(match.field), "equals": match.equals]) }
                 if rule.reorderable { fields["reorderable"] = true }
                 return .object(fields)
             })
-        if let fallback = provider.defaultRegistration { members["default"] = .string(fallback) }
-        if !provider.registrationOwners.isEmpty {
-            members["owners"] = .object(provider.registrationOwners.mapValues { .int(Int($0)) })
-        }
+        if let fallback = provider.defaultReference { members["default"] = json(fallback) }
         return .object(members)
+    }
+
+    /// A registration a provider names: its name, or `{"name", "owner": uid}` for another user's.
+    public static func json(_ reference: RegistrationReference) -> JSONValue {
+        guard let owner = reference.owner else { return .string(reference.name) }
+        return .object(["name": .string(reference.name), "owner": .int(Int(owner))])
+    }
+
+    /// A registration as a provider names it (`json(_:)`), its owner as given: a uid, or (from a
+    /// request) a user name for the caller to look up.
+    public static func reference(_ value: JSONValue?, _ field: String) throws(WireError) -> (name: String, owner: JSONValue?) {
+        switch value {
+        case .string(let name)?:
+            return (name, nil)
+        case .object(let members)? where members["name"]?.stringValue != nil && members["owner"] != nil && members.count == 2:
+            return (members["name"]!.stringValue!, members["owner"])
+        default:
+            throw WireError(.invalidArgument, "\(field) must be a registration name or {\"name\": …, \"owner\": user name or uid}.")
+        }
+    }
+
+    /// A stored reference (its owner a uid).
+    private static func storedReference(_ value: JSONValue?, _ field: String) throws(WireError) -> RegistrationReference {
+        let (name, owner) = try reference(value, field)
+        guard let owner else { return RegistrationReference(name) }
+        return RegistrationReference(name, owner: try self.owner(owner))
     }
 
     private static func provider(_ value: JSONValue) throws(WireError) -> CellProvider {
@@ -312,7 +336,7 @@ public enum StateCoding {
         var rules: [CellProvider.Rule] = []
         for (index, entry) in try array(members["rules"], "rules").enumerated() {
             let fields = try object(entry, "rules[\(index)]")
-            var rule = CellProvider.Rule(registration: try string(fields["registration"], "rules[\(index)].registration"))
+            var rule = CellProvider.Rule(reference: try storedReference(fields["registration"], "rules[\(index)].registration"))
             if let section = fields["section"] { rule.section = try string(section, "rules[\(index)].section") }
             if let match = fields["match"] {
                 let matchFields = try object(match, "rules[\(index)].match")
@@ -321,17 +345,18 @@ public enum StateCoding {
             rule.reorderable = fields["reorderable"] == .bool(true)
             rules.append(rule)
         }
-        let fallback = try members["default"].map { value throws(WireError) in try string(value, "default") }
-        var provider = CellProvider(rules: rules, defaultRegistration: fallback)
-        if let owners = members["owners"] {
-            for (name, uid) in try object(owners, "owners") {
-                guard let uid = uid.intValue, let owner = UInt32(exactly: uid) else {
-                    throw WireError(.invalidArgument, "owners.\(name) is a uid.")
-                }
-                provider.registrationOwners[name] = owner
+        let fallback = try members["default"].map { value throws(WireError) in try storedReference(value, "default") }
+        let provider = CellProvider(rules: rules, defaultReference: fallback)
+        // Stored before registrations had namespaces: the owner each name was bound to then, named explicitly now.
+        guard let owners = members["owners"] else { return provider }
+        var bound: [String: UInt32] = [:]
+        for (name, uid) in try object(owners, "owners") {
+            guard let uid = uid.intValue, let owner = UInt32(exactly: uid) else {
+                throw WireError(.invalidArgument, "owners.\(name) is a uid.")
             }
+            bound[name] = owner
         }
-        return provider
+        return provider.binding(bound)
     }
 
     private static func command(_ name: String, _ writer: inout JSONWriter) { EditCodec.command(name, &writer) }

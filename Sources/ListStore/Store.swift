@@ -85,6 +85,18 @@ public struct CheckpointWrite: Sendable {
     /// While trimming: the versions below this are gone from the log (store bookkeeping; `nil` until
     /// the store looked).
     public var trimmedBelow: Int?
+    /// The oldest version whose event listd still retains for views that resume (`nil`: keep the whole
+    /// retention): log records older than it and covered by the checkpoint are trimmed too, so that
+    /// the store keeps no more of the change log than memory does (`changeLogBytes`, the owner's quota).
+    public var keepFromVersion: Int?
+
+    /// The newest version whose log records the trim after this checkpoint deletes, for a store that
+    /// retains `retainVersions` versions.
+    public func newestVersionToTrim(retainVersions: Int) -> Int {
+        let byCount = version - retainVersions
+        guard let keepFromVersion else { return byCount }
+        return max(byCount, min(version, keepFromVersion - 1))
+    }
 
     public init(dataSource: String, incarnation: String, version: Int, encoded: [UInt8]) {
         self.dataSource = dataSource
@@ -131,8 +143,10 @@ public enum StoreRecord: Sendable {
     /// the size of the operation, so it is stored as the checkpoint instead of a log record followed by
     /// a checkpoint); the `.change` record of that version carries no operation (`null`).
     case checkpoint(dataSource: String, version: Int, content: [UInt8])
-    /// A registration made, or given another definition (stored in its place: an upsert).
+    /// A registration made, or given another definition (stored in its place: an upsert), under its key
+    /// (`Registration.key`: its owner's uid and its name).
     case register(name: String, registration: [UInt8])
+    /// Deletes the registration stored under this key.
     case unregister(name: String)
 
     /// The bytes a start-up would replay for this record until a checkpoint covers it (the operation;

@@ -64,7 +64,7 @@ extension PostgresStore {
     /// dead rows of the calls before it, until vacuum came, and took seconds, then tens of seconds,
     /// while the writer, and every write waiting on it, waited.) Done past the retention.
     private func trim(_ id: Int, _ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress {
-        let newestToDelete = checkpoint.version - retainVersions
+        let newestToDelete = checkpoint.newestVersionToTrim(retainVersions: retainVersions)
         if checkpoint.trimmedBelow == nil {
             let oldest = try connection.query("SELECT min(version) FROM listd_change_log WHERE source = $1", [.integer(id)])
             checkpoint.trimmedBelow = oldest.rowCount == 1 && !oldest.isNull(0, 0) ? oldest.int(0, 0) : newestToDelete + 1

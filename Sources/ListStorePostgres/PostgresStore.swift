@@ -10,7 +10,7 @@ import ListStoreSQLite
 /// The PostgreSQL store: listd's state in tables of a PostgreSQL database, for a server's state that
 /// lives beside other data (backed up, replicated and monitored with PostgreSQL's own tools).
 ///
-/// Tables (schema version 1, created and migrated by listd):
+/// Tables (schema version 2, created and migrated by listd):
 /// - `listd_schema(version)`: one row, the schema version;
 /// - `listd_data_sources(id, name, incarnation, version, checkpoint_version, checkpoint, checkpoint_parts)`:
 ///   each data source's newest stored version and its last checkpoint (`StateCoding` JSON), in
@@ -19,7 +19,8 @@ import ListStoreSQLite
 ///   operation (dropped once a checkpoint covers a large one) and the event line views were sent (null
 ///   when not kept), so that versions are contiguous per data source and can be read from any version;
 /// - `listd_checkpoint_parts(source, version, position, bytes)`;
-/// - `listd_registrations(position, name, registration)`.
+/// - `listd_registrations(position, name, registration)`: `name` is the registration's key
+///   (`Registration.key`: its owner's uid and its name; version 1 stored the name alone, migrated to the key).
 ///
 /// A write is one transaction, acknowledged once PostgreSQL committed it (`synchronous_commit` on, or
 /// off for the `periodic` sync mode). Several listd instances share a database: a write moves a data
@@ -28,7 +29,7 @@ import ListStoreSQLite
 /// follow (`SharedStore`, in PostgresStore+Following.swift).
 public final class PostgresStore: SharedStore, @unchecked Sendable {
     /// The schema this code writes.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     /// The advisory lock key ("LSTD") that serializes schema migrations between instances.
     static let lockKey = 0x4C53_5444
     /// The channel of the notifications.
@@ -137,8 +138,28 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                         registration bytea NOT NULL);
                     """)
             }
+            if version < 2 { try keyRegistrationsByOwner() }
             try connection.execute("DELETE FROM listd_schema")
             try connection.query("INSERT INTO listd_schema(version) VALUES ($1)", [.integer(Self.schemaVersion)])
+        }
+    }
+
+    /// Schema 2: registrations are stored under their key (owner and name) instead of their name; each
+    /// row keeps its position (the owner is in the stored registration).
+    private func keyRegistrationsByOwner() throws(StorageError) {
+        let rows = try connection.query("SELECT position, registration FROM listd_registrations ORDER BY position")
+        var keyed: [(position: Int, key: String, registration: [UInt8])] = []
+        for row in 0..<rows.rowCount {
+            let bytes = rows.bytes(row, 1) ?? []
+            keyed.append((rows.int(row, 0), try StateCoding.decodeRegistration(bytes).key, bytes))
+        }
+        guard !keyed.isEmpty else { return }
+        // Deleted first: a new key may be an old name ("1000:row" was a name anyone could take).
+        try connection.execute("DELETE FROM listd_registrations")
+        for row in keyed {
+            try connection.query(
+                "INSERT INTO listd_registrations(position, name, registration) VALUES ($1, $2, $3)",
+                [.integer(row.position), .text(row.key), .bytes(row.registration)])
         }
     }
 

@@ -73,7 +73,7 @@ extension SQLiteStore {
                 DELETE FROM change_log WHERE source = ?1 AND first_version IN
                     (SELECT first_version FROM change_log WHERE source = ?1 AND last_version <= ?2 ORDER BY first_version LIMIT ?3)
                 """
-            ).run(.integer(id), .integer(checkpoint.version - retainVersions), .integer(Self.trimRows))
+            ).run(.integer(id), .integer(checkpoint.newestVersionToTrim(retainVersions: retainVersions)), .integer(Self.trimRows))
             deleted = connection.changes
         }
         return deleted < Self.trimRows ? .done(bytes: checkpoint.encoded.count) : .partial

@@ -9,7 +9,7 @@ import ListStore
 
 /// The embedded store: one SQLite database in WAL mode.
 ///
-/// Tables (schema version 2):
+/// Tables (schema version 3):
 /// - `data_sources(id, name, incarnation, checkpoint_version, checkpoint, checkpoint_parts)`: each data
 ///   source's last checkpoint (its content as `StateCoding` JSON): in `checkpoint` when
 ///   `checkpoint_parts` is 0, else in that many rows of `checkpoint_parts(source, version, position,
@@ -21,7 +21,8 @@ import ListStore
 ///   dropped once a checkpoint covers them; its changes stay for resuming views until the retention
 ///   trims the row. One row per group keeps a write one insert per data source however many
 ///   mutations the group has;
-/// - `registrations(position, name, registration)`.
+/// - `registrations(position, name, registration)`: `name` is the registration's key (`Registration.key`:
+///   its owner's uid and its name; version 2 stored the name alone, migrated to the key).
 ///
 /// A database whose `user_version` is newer than this code knows is refused; an older one is migrated.
 public final class SQLiteStore: Store, @unchecked Sendable {
@@ -34,7 +35,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     /// The schema this code writes.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
     /// `PRAGMA application_id`: "LSTD", telling listd's databases from other SQLite files.
     static let applicationID = 0x4C53_5444
 
@@ -129,12 +130,29 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                         PRIMARY KEY (source, version, position));
                     """)
             }
+            if version < 3 { try keyRegistrationsByOwner(connection) }
             try connection.execute("PRAGMA user_version = \(schemaVersion)")
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Schema 3: registrations are stored under their key (owner and name) instead of their name: each
+    /// row is rewritten in its place (the owner is in the stored registration).
+    private static func keyRegistrationsByOwner(_ connection: SQLiteConnection) throws(StorageError) {
+        let rows = try connection.prepare("SELECT position, registration FROM registrations ORDER BY position")
+        var keyed: [(position: Int, key: String, registration: [UInt8])] = []
+        while try rows.step() {
+            let bytes = rows.blob(1) ?? []
+            keyed.append((rows.int(0), try StateCoding.decodeRegistration(bytes).key, bytes))
+        }
+        guard !keyed.isEmpty else { return }
+        // Deleted first: a new key may be an old name ("1000:row" was a name anyone could take).
+        try connection.execute("DELETE FROM registrations")
+        let insert = try connection.prepare("INSERT INTO registrations(position, name, registration) VALUES (?, ?, ?)")
+        for row in keyed { try insert.run(.integer(row.position), .text(row.key), .blob(row.registration)) }
     }
 
     private func reloadSourceIDs() throws(StorageError) {

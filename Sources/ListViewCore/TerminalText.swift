@@ -48,7 +48,7 @@ public enum TerminalText {
     public static func name(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
         let scalars = Array(text.unicodeScalars)
-        let hasLatin = scalars.contains { isLatinLetter($0) }
+        let hasLatin = scalars.contains { ControlCharacters.isLatinLetter($0) }
         var result = ""
         for (index, scalar) in scalars.enumerated() {
             if isControl(scalar) {
@@ -59,7 +59,7 @@ public enum TerminalText {
                 result.unicodeScalars.append(scalar)
             } else if scalar.value == 0xFE0F || scalar.value == 0xFE0E, index > 0, isPictographic(scalars[index - 1]) {
                 result.unicodeScalars.append(scalar)  // emoji or text presentation of the emoji before it
-            } else if isInvisible(scalar) || (hasLatin && isLatinLookalike(scalar)) {
+            } else if ControlCharacters.isInvisible(scalar) || (hasLatin && ControlCharacters.isLatinLookalike(scalar)) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
@@ -71,33 +71,6 @@ public enum TerminalText {
     /// An emoji beyond ASCII and Latin-1 (digits, `#` and `*` are emoji too, as keycap bases).
     private static func isPictographic(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value > 0xFF && scalar.properties.isEmoji
-    }
-
-    /// Characters that show as nothing or change the direction of what follows (variation selectors
-    /// included: they are kept only after an emoji, above).
-    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0xFE00...0xFE0F, 0xE0100...0xE01EF, 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180E, 0x200B...0x200F, 0x202A...0x202E,
-            0x2060...0x2064, 0x2066...0x206F, 0x3164, 0xFEFF, 0xFFA0, 0xE0000...0xE007F:
-            return true
-        default:
-            return false
-        }
-    }
-
-    private static func isLatinLetter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x41...0x5A, 0x61...0x7A, 0xC0...0x24F: return scalar.properties.isAlphabetic
-        default: return false
-        }
-    }
-
-    /// Cyrillic and Greek letters (many look like Latin ones).
-    private static func isLatinLookalike(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0370...0x03FF, 0x0400...0x052F, 0x1D2B, 0x1F00...0x1FFF: return true
-        default: return false
-        }
     }
 
     /// Whether `visible` would change `text` (scans its UTF-8 bytes; no allocation).

@@ -3,14 +3,17 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The secret every request to listweb carries: printed at start (or read from a file only its user may
-/// read), accepted as `Authorization: Bearer TOKEN`, as `?token=TOKEN` on a first request (which then
-/// sets a cookie), and as that cookie.
+/// The secret every request for data carries: printed at start in the address's fragment
+/// (`http://HOST:PORT/#token=TOKEN`, which a browser never sends anywhere), or read from a file only its user
+/// may read. The page keeps it (in its origin's session storage: this scheme, host and port only) and
+/// sends it as `Authorization: Bearer TOKEN` with each request, and as `?token=TOKEN` in its WebSocket's
+/// address (a browser cannot set a header there). No cookie carries it: a cookie reaches every port of
+/// the host.
 public struct AccessToken: Sendable, Equatable {
     public let value: String
 
-    /// The cookie that carries the token after a first request with `?token=`.
-    static let cookieName = "listweb_token"
+    /// The cookie earlier versions set: cleared when a browser still sends it.
+    static let retiredCookieName = "listweb_token"
 
     public init(_ value: String) { self.value = value }
 
@@ -68,29 +71,21 @@ public struct AccessToken: Sendable, Equatable {
 
     /// How a request shows the token, if it does.
     enum Presented: Equatable {
-        case header, cookie, query, none
+        case header, query, none
     }
 
-    /// Where the request carries a valid token (the header, the cookie, the query), or `.none`.
+    /// Where the request carries a valid token: the header, or (a WebSocket's upgrade only) the query.
     func presented(by request: Request) -> Presented {
         if let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer "),
             matches(authorization.dropFirst("Bearer ".count))
         {
             return .header
         }
-        for cookies in request.headers[values: .cookie] {
-            for pair in cookies.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " }
-                if trimmed.hasPrefix(Self.cookieName + "="), matches(trimmed.dropFirst(Self.cookieName.count + 1)) { return .cookie }
-            }
+        if request.headers[.upgrade]?.lowercased() == "websocket", let query = request.uri.queryParameters["token"], matches(query) {
+            return .query
         }
-        if let query = request.uri.queryParameters["token"], matches(query) { return .query }
         return .none
     }
-
-    /// The cookie set after a first request with `?token=`: the browser sends it back to this origin
-    /// only, never to scripts.
-    var setCookie: String { "\(Self.cookieName)=\(value); Path=/; HttpOnly; SameSite=Strict" }
 }
 
 /// A token file that cannot be used.
@@ -99,39 +94,37 @@ public struct TokenFileError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Refuses every request without the token (401), so nothing listweb serves or relays is reachable
-/// without it. A page opened with `?token=` gets the cookie and is sent to its address without it.
+/// Refuses every request for data without the token (401): the pages' files (the same for everyone,
+/// no data in them) are served without it, since a browser cannot send the fragment's token before the
+/// page's script has read it. A cookie of earlier versions still sent is cleared.
 struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: AccessToken
 
+    /// Paths served without the token: the two pages, their files, the icon.
+    static func isPublic(_ path: String) -> Bool {
+        if path == "/" || path == "/favicon.ico" { return true }
+        if path.hasPrefix("/static/") { return true }
+        // A data source's page, not its WebSocket.
+        return path.hasPrefix("/sources/") && !path.dropFirst("/sources/".count).contains("/")
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        switch token.presented(by: request) {
-        case .header, .cookie:
-            return try await next(request, context)
-        case .query:
-            // The token leaves the address bar (and the history): the cookie carries it from now on.
-            var headers = HTTPFields()
-            headers[.setCookie] = token.setCookie
-            let isPage = request.method == .get && request.headers[.upgrade] == nil
-            if isPage {
-                // The same address without its token pair (the other pairs as they came), on this host: the
-                // path starts with exactly one slash (never "//host", another site).
-                let pairs = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-                let path = "/" + request.uri.path.drop { $0 == "/" }
-                headers[.location] = path + (pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&"))
-                headers[.cacheControl] = "no-store"
-                return Response(status: .seeOther, headers: headers)
-            }
-            var response = try await next(request, context)
-            response.headers[.setCookie] = token.setCookie
-            return response
-        case .none:
+        var response: Response
+        if Self.isPublic(request.uri.path) && request.headers[.upgrade] == nil {
+            response = try await next(request, context)
+        } else if token.presented(by: request) != .none {
+            response = try await next(request, context)
+        } else {
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; charset=utf-8"
             headers[.wwwAuthenticate] = "Bearer realm=\"listweb\""
-            return Response(
+            response = Response(
                 status: .unauthorized, headers: headers,
-                body: ResponseBody(byteBuffer: ByteBuffer(string: "listweb: a token is required (the URL listweb printed at start has it, or Authorization: Bearer TOKEN).\n")))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "listweb: a token is required (open the address listweb printed at start: it has the token after #token=, or send Authorization: Bearer TOKEN).\n")))
         }
+        if request.headers[values: .cookie].contains(where: { $0.contains(AccessToken.retiredCookieName + "=") }) {
+            response.headers[.setCookie] = "\(AccessToken.retiredCookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"
+        }
+        return response
     }
 }

@@ -38,6 +38,8 @@ public struct MetricsExporter: Sendable {
         registry.makeGauge(descriptor: metric("listweb_bytes_relayed", "Bytes passed from listd to pages."), labels: []).set(Double(own.bytes))
         registry.makeGauge(descriptor: metric("listweb_requests_refused", "Page requests listweb refused (read-only, other views, other commands)."), labels: [])
             .set(Double(own.refused))
+        registry.makeGauge(descriptor: metric("listweb_pages_refused", "Pages refused because --max-pages were open."), labels: [])
+            .set(Double(own.refusedPages))
         var bytes = listd.emitToBuffer()
         registry.emit(into: &bytes)
         return bytes

@@ -8,19 +8,29 @@ import Synchronization
 /// One page's WebSocket, relayed to a connection of its own to listd: the page's requests pass the
 /// `RelayPolicy` (refusals are answered here), listd's replies and events go back as they come, the
 /// lines of one read in one message (separated by newlines). When either side goes, so does the other
-/// (listd then detaches the page's views).
+/// (listd then detaches the page's views). listweb tells listd it is a relay (`hello` with `relay: true`):
+/// listd charges what pages cost to listweb's user, like any user's, and listweb bounds its pages itself
+/// (`maximumPages`).
 enum ViewRelay {
     /// The id of listweb's own `hello` on each connection (its reply is not the page's).
     static let helloID = "listweb-hello"
-    /// The largest message a page may send (listd refuses longer lines anyway).
+    /// The largest message (and frame) a page may send (listd refuses longer lines anyway); pages split
+    /// their requests to stay below it.
     static let maximumMessageBytes = 1 << 20
 
     static func run(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, policy: RelayPolicy, link: ListdLink, metrics: MetricsExporter,
-        logger: Logger
+        maximumPages: Int, logger: Logger
     ) async throws {
         let counters = metrics.counters
+        guard counters.open(limit: maximumPages) else {
+            try await outbound.close(.unknown(1013), reason: "listweb serves \(maximumPages) pages at most: close one")
+            return
+        }
+        defer { counters.closed() }
         let timings = RequestTimings()
+        // Both directions see it: the page's requests are decided, listd's replies confirm its attaches.
+        let policy = SharedPolicy(policy)
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await link.connect(lines: false)
@@ -29,10 +39,8 @@ enum ViewRelay {
             try await outbound.close(.unexpectedServerError, reason: "listd cannot be reached")
             return
         }
-        counters.opened()
-        defer { counters.closed() }
         try await channel.executeThenClose { fromListd, toListd in
-            var hello = ByteBuffer(string: #"{"id":"\#(helloID)","cmd":"hello","client":"listweb"}"#)
+            var hello = ByteBuffer(string: #"{"id":"\#(helloID)","cmd":"hello","client":"listweb","relay":true}"#)
             hello.writeInteger(UInt8(ascii: "\n"))
             try await toListd.write(hello)
             let helloPrefix = Array(#"{"id":"\#(helloID)""#.utf8)
@@ -48,6 +56,7 @@ enum ViewRelay {
                         var lines = 0
                         while let line = try splitter.nextLine(in: &partial) {
                             if line.readableBytesView.starts(with: helloPrefix) { continue }
+                            policy.state.withLock { $0.listdReplied(line.readableBytesView) }
                             if let (command, duration) = timings.answered(line) { metrics.recordLatency(command: command, duration: duration) }
                             if lines > 0 { message.writeInteger(UInt8(ascii: "\n")) }
                             message.writeImmutableBuffer(line)
@@ -62,10 +71,9 @@ enum ViewRelay {
                     try? await outbound.close(.goingAway, reason: "listd closed the connection")
                 }
                 group.addTask {
-                    var policy = policy
                     for try await message in inbound.messages(maxSize: maximumMessageBytes) {
                         guard case .text(let text) = message else { continue }
-                        switch policy.decide(Array(text.utf8)) {
+                        switch policy.state.withLock({ $0.decide(Array(text.utf8)) }) {
                         case .forward(let bytes, let command, let id):
                             // Only short ids are timed (a page's id may be anything up to its message's size).
                             if let id, id.count <= 64, !id.contains(UInt8(ascii: ",")) { timings.sent(id: id, command: command) }
@@ -84,6 +92,12 @@ enum ViewRelay {
             }
         }
     }
+}
+
+/// A page's policy, shared by the relay's two directions.
+final class SharedPolicy: Sendable {
+    let state: Mutex<RelayPolicy>
+    init(_ policy: RelayPolicy) { state = Mutex(policy) }
 }
 
 /// When each request of a page went to listd, by its id, until its reply comes (for the latency

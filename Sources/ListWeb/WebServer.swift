@@ -21,13 +21,30 @@ public struct WebConfiguration: Sendable {
     public var allowsActions: Bool
     /// Origins besides listweb's own whose pages may open the WebSocket (a reverse proxy's public one).
     public var allowedOrigins: Set<String>
+    /// Origins cells may show images from (`--image-origins`); besides them only data: images.
+    public var imageOrigins: [ImageOrigin]
+    /// The most pages open at once (`--max-pages`): each holds a connection to listd, which counts them
+    /// against listweb's user's `maxConnectionsPerUser`; more get a 503.
+    public var maximumPages: Int
+    /// Timeouts and the per-peer connection limit.
+    public var connectionLimits: ConnectionLimits
     public var link: ListdLink
 
-    public init(listen: Listen, token: AccessToken, allowsActions: Bool, allowedOrigins: Set<String> = [], link: ListdLink) {
+    /// The default `maximumPages`: well below listd's default `maxConnectionsPerUser` (256), leaving room
+    /// for listweb's own short connections (the index, /metrics, /healthz) and the user's listctl.
+    public static let defaultMaximumPages = 192
+
+    public init(
+        listen: Listen, token: AccessToken, allowsActions: Bool, allowedOrigins: Set<String> = [], imageOrigins: [ImageOrigin] = [],
+        maximumPages: Int = defaultMaximumPages, connectionLimits: ConnectionLimits = ConnectionLimits(), link: ListdLink
+    ) {
         self.listen = listen
         self.token = token
         self.allowsActions = allowsActions
         self.allowedOrigins = allowedOrigins
+        self.imageOrigins = imageOrigins
+        self.maximumPages = maximumPages
+        self.connectionLimits = connectionLimits
         self.link = link
     }
 }
@@ -42,16 +59,26 @@ public enum WebServer {
         let counters = RelayCounters()
         let metrics = MetricsExporter(counters: counters)
         let router = Router(context: BasicWebSocketRequestContext.self)
-        router.middlewares.add(SecurityHeadersMiddleware())
+        router.middlewares.add(SecurityHeadersMiddleware(imageOrigins: configuration.imageOrigins))
         router.middlewares.add(TokenMiddleware(token: configuration.token))
         let link = configuration.link
+        let maximumPages = configuration.maximumPages
 
         router.get("/") { _, _ in try asset("index.html") }
         router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
-        router.get("/sources/:name") { _, _ in try asset("source.html") }
+        router.get("/sources/:name") { _, _ in
+            // Full: a page that says so (and why) rather than one that cannot connect.
+            guard !counters.refusesPage(limit: maximumPages) else { return try fullPage(maximumPages) }
+            return try asset("source.html")
+        }
         router.get("/static/:file") { _, context in try asset(context.parameters.get("file") ?? "") }
         router.get("/api/info") { _, _ in
-            json(["actions": .bool(configuration.allowsActions), "listweb": .string(ListdVersion.number)])
+            let pages = counters.snapshot.open
+            return json([
+                "actions": .bool(configuration.allowsActions), "listweb": .string(ListdVersion.number),
+                "imageOrigins": .array(configuration.imageOrigins.map { .string($0.value) }),
+                "pages": ["open": .int(pages), "max": .int(maximumPages)],
+            ])
         }
         router.get("/api/sources") { _, _ in
             do {
@@ -77,6 +104,7 @@ public enum WebServer {
         router.ws("/sources/:name/socket") { request, _ in
             // A browser says where the page came from: only listweb's own pages (or the origins given) may
             // open a view. A client without Origin (not a browser) has shown the token already.
+            guard !counters.refusesPage(limit: maximumPages) else { return .dontUpgrade }
             guard let origin = request.headers[.origin] else { return .upgrade([:]) }
             let host = request.head.authority ?? ""
             if origin == "http://\(host)" || origin == "https://\(host)" || configuration.allowedOrigins.contains(origin) { return .upgrade([:]) }
@@ -87,7 +115,8 @@ public enum WebServer {
             let raw = context.requestContext.parameters.get("name") ?? ""
             let name = raw.removingPercentEncoding ?? raw
             let policy = RelayPolicy(dataSource: name, allowsActions: configuration.allowsActions, viewPrefix: "web-" + randomHex(6))
-            try await ViewRelay.run(inbound: inbound, outbound: outbound, policy: policy, link: link, metrics: metrics, logger: logger)
+            try await ViewRelay.run(
+                inbound: inbound, outbound: outbound, policy: policy, link: link, metrics: metrics, maximumPages: maximumPages, logger: logger)
         }
 
         let address: BindAddress
@@ -95,10 +124,37 @@ public enum WebServer {
         case .tcp(let host, let port): address = .hostname(host, port: port)
         case .unixSocket(let path): address = .unixDomainSocket(path: path)
         }
+        let limits = configuration.connectionLimits
+        let connections = PeerConnections(limit: limits.maximumPerPeer)
+        // Frames up to the largest message a page may send (the library's default is 16 KiB); idle
+        // keep-alive connections closed after limits.idleTimeout.
+        let serverConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: limits.idleTimeout), ws: WebSocketServerConfiguration(maxFrameSize: ViewRelay.maximumMessageBytes))
         return Application(
-            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: serverConfiguration),
             configuration: ApplicationConfiguration(address: address, serverName: "listweb"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }, logger: logger)
+            onServerRunning: { channel in
+                // First on the listening socket: per-peer limits, the head deadline, pauses when accept fails.
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connections: connections, limits: limits, logger: logger), position: .first)
+                }.get()
+                await onListening(channel.localAddress?.port ?? 0)
+            }, logger: logger)
+    }
+
+    /// The answer to a page when `limit` pages are open: 503, in words.
+    static func fullPage(_ limit: Int) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.retryAfter] = "5"
+        let body = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>listweb is full</title></head><body>
+            <h1>listweb is full</h1><p>listweb shows at most \(limit) pages at once (its --max-pages), and that many are open. \
+            Close a page of listweb's and reload this one.</p></body></html>
+
+            """
+        return Response(status: .serviceUnavailable, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     static func asset(_ name: String) throws -> Response {
@@ -124,27 +180,5 @@ public enum WebServer {
 
     static func randomHex(_ bytes: Int) -> String {
         (0..<bytes).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
-    }
-}
-
-/// What every response says to the browser: scripts, styles, connections and frames from listweb only,
-/// images also from http(s) and data: URLs (cells' images), nothing sniffed, no referrer.
-struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var policy: String {
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; connect-src 'self'; "
-            + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch let error as HTTPError {
-            response = Response(status: error.status)
-        }
-        response.headers[.contentSecurityPolicy] = Self.policy
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-        return response
     }
 }

@@ -19,6 +19,7 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
     case versionConflict = "version-conflict"
     case versionNotReached = "version-not-reached"
     case limitExceeded = "limit-exceeded"
+    case quotaExceeded = "quota-exceeded"
     case notAttached = "not-attached"
     case invalidRegistration = "invalid-registration"
     case registrationExists = "registration-exists"
@@ -55,6 +56,8 @@ public enum ErrorCode: String, CaseIterable, Sendable, Hashable {
         case .versionNotReached:
             return "minVersion: the data source did not reach that version here in time (another instance's write not followed yet, or none shares the store)."
         case .limitExceeded: return "A configured limit (data sources, items, batch size, identifier length, …) would be exceeded."
+        case .quotaExceeded:
+            return "A per-user quota would be exceeded: details name the quota, and for maxBytesPerUser the part of the account (data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output) the request would grow."
         case .notAttached: return "The command needs a view attached on this connection."
         case .invalidRegistration:
             return "A registration definition is malformed: an unknown type, kind or key (the message names its path and, when one is close, the key meant), a literal value of the wrong kind, or a template that does not parse; in a cell, a templated value that rendered to something its property does not take."

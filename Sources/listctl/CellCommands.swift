@@ -17,13 +17,16 @@ struct Register: ParsableCommand {
     @Argument(help: "The registration's name.") var name: String
     @Argument(help: "The definition file, or - for standard input.") var file: String = "-"
     @Flag(help: "Replace the definition of an existing registration (of the same kind); views configure their cells anew.") var replace = false
+    @Option(help: "With --replace: the user (name or uid) whose registration to replace (another's: administrators only). Default: your own.")
+    var owner: String?
     func run() throws {
         guard case .object(var members) = try readJSON(file) else { throw ValidationError("\(file): the definition must be a JSON object") }
         members["registration"] = .string(name)
         if replace { members["replace"] = true }
+        if let owner { members["owner"] = RegistrationOwner.argument(owner) }
         try connection.run(request("register", members)) { result in
             let what = result["created"] == true ? "created" : result["replaced"] == true ? "replaced" : "unchanged"
-            print("\(what) \(TerminalText.name(name)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"])))")
+            print("\(what) \(TerminalText.name(name))\(RegistrationOwner.suffix(result)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"])))")
             for warning in result["warnings"]?.arrayValue ?? [] {
                 Output.error("warning: \(warning["code"]?.stringValue ?? ""): \(warning["message"]?.stringValue ?? "")")
             }
@@ -38,9 +41,13 @@ struct ShowRegistration: ParsableCommand {
         discussion: "With --json the reply as it is; `listctl --json registration A | jq .result.definition | listctl register B -` copies a definition.")
     @OptionGroup var connection: Connection
     @Argument(help: "The registration.") var name: String
+    @Option(help: "The user (name or uid) whose registration to show. Default: your own, else the only one of that name.") var owner: String?
     func run() throws {
-        try connection.run(request("registration", ["registration": .string(name)])) { result in
-            print("\(TerminalText.name(name)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"]))), owner uid \(Output.cell(result["owner"]))")
+        var members: [String: JSONValue] = ["registration": .string(name)]
+        if let owner { members["owner"] = RegistrationOwner.argument(owner) }
+        try connection.run(request("registration", members)) { result in
+            print(
+                "\(TerminalText.name(name)) (\(Output.cell(result["kind"])), \(Output.cell(result["type"]))), owner uid \(Output.cell(result["owner"])) (\(TerminalText.name(result["ownerName"]?.stringValue ?? "?")))")
             print("cells: \(Output.cell(result["created"])) created, \(Output.cell(result["reused"])) reused, \(Output.cell(result["displayed"])) displayed, \(Output.cell(result["pooled"])) pooled")
             print(Output.cell(result["definition"]))
         }
@@ -48,23 +55,49 @@ struct ShowRegistration: ParsableCommand {
 }
 
 struct Unregister: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete a registration (draining its reuse pools).")
+    static let configuration = CommandConfiguration(abstract: "Delete one of your registrations (draining its reuse pools).")
     @OptionGroup var connection: Connection
     @Argument(help: "The registration.") var name: String
+    @Option(help: "The user (name or uid) whose registration to delete (another's: administrators only). Default: your own.") var owner: String?
     func run() throws {
-        try connection.run(request("unregister", ["registration": .string(name)])) { print("drained \(Output.cell($0["drained"])) cells") }
+        var members: [String: JSONValue] = ["registration": .string(name)]
+        if let owner { members["owner"] = RegistrationOwner.argument(owner) }
+        try connection.run(request("unregister", members)) { result in
+            print("unregistered \(TerminalText.name(name))\(RegistrationOwner.suffix(result)); drained \(Output.cell(result["drained"])) cells")
+        }
+    }
+}
+
+/// The `--owner` of the registration commands, and whose a registration in a reply is.
+enum RegistrationOwner {
+    /// A uid as a number, else a user name.
+    static func argument(_ owner: String) -> JSONValue {
+        Int(owner).map { .int($0) } ?? .string(owner)
+    }
+
+    /// ` of NAME` for a reply's `ownerName` (escaped for the terminal) when it is another user's; empty
+    /// for one's own.
+    static func suffix(_ result: JSONValue) -> String {
+        guard result["owner"]?.intValue != Int(getuid()) else { return "" }
+        return result["ownerName"]?.stringValue.map { " of \(TerminalText.name($0))" } ?? ""
+    }
+
+    /// A registration a provider rule names: `row`, or `row of uid 1000` for another user's.
+    static func reference(_ value: JSONValue?) -> String {
+        guard let name = value?["name"]?.stringValue, let owner = value?["owner"] else { return Output.cell(value) }
+        return "\(TerminalText.name(name)) of uid \(Output.cell(owner))"
     }
 }
 
 struct Registrations: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the registrations with their cell counters.")
+    static let configuration = CommandConfiguration(abstract: "List every user's registrations with their owners and cell counters.")
     @OptionGroup var connection: Connection
     func run() throws {
         try connection.run(request("registrations", [:])) { result in
             Output.table(
-                ["REGISTRATION", "KIND", "TYPE", "CREATED", "REUSED", "DISPLAYED", "POOLED", "RELEASED", "REPLACED", "NEVER REUSED"],
+                ["REGISTRATION", "OWNER", "KIND", "TYPE", "CREATED", "REUSED", "DISPLAYED", "POOLED", "RELEASED", "REPLACED", "NEVER REUSED"],
                 (result["registrations"]?.arrayValue ?? []).map { entry in
-                    [TerminalText.name(entry["registration"]?.stringValue ?? "")]
+                    [TerminalText.name(entry["registration"]?.stringValue ?? ""), TerminalText.name(entry["ownerName"]?.stringValue ?? Output.cell(entry["owner"]))]
                         + [entry["kind"], entry["type"], entry["created"], entry["reused"], entry["displayed"],
                            entry["pooled"], entry["released"], entry["contentConfigurationsReplaced"]].map { Output.cell($0) }
                         + [entry["neverReused"] == true ? "yes" : "no"]
@@ -129,11 +162,11 @@ struct SetCellProvider: ParsableCommand {
                 ["SECTION", "MATCH", "REGISTRATION"],
                 rules.map { rule in
                     let match = rule["match"].map { "\(Output.cell($0["field"])) = \(Output.cell($0["equals"]))" } ?? "-"
-                    return [rule["section"].map { Output.cell($0) } ?? "any", match, Output.cell(rule["registration"])]
+                    return [rule["section"].map { Output.cell($0) } ?? "any", match, RegistrationOwner.reference(rule["registration"])]
                 })
         }
         if let fallback = result["default"] {
-            print("default: \(Output.cell(fallback))")
+            print("default: \(RegistrationOwner.reference(fallback))")
         } else {
             print(rules.isEmpty ? "no rules: every item shows the default presentation" : "no default: unmatched items show the default presentation")
         }

@@ -40,9 +40,9 @@ struct Access: ParsableCommand {
             let who = result["user"]?.stringValue.map { "\($0) (uid \(result["uid"]?.intValue ?? 0))" } ?? "uid \(result["uid"]?.intValue ?? 0)"
             if result["exists"] == true {
                 let owner = "\(result["ownerName"]?.stringValue ?? "?") (uid \(result["owner"]?.intValue ?? 0))"
-                print("\(TerminalText.visible(who)) has \(result["access"]?.stringValue ?? "?") access to \(TerminalText.visible(dataSource)) (\(result["reason"]?.stringValue ?? "?")); owner \(TerminalText.visible(owner))")
+                print("\(TerminalText.name(who)) has \(result["access"]?.stringValue ?? "?") access to \(TerminalText.name(dataSource)) (\(result["reason"]?.stringValue ?? "?")); owner \(TerminalText.name(owner))")
             } else {
-                print("\(TerminalText.visible(dataSource)) does not exist; \(TerminalText.visible(who)) \(result["mayCreate"] == true ? "may" : "may not") create it")
+                print("\(TerminalText.name(dataSource)) does not exist; \(TerminalText.name(who)) \(result["mayCreate"] == true ? "may" : "may not") create it")
             }
             let usage = result["usage"]
             let counts = ["dataSources": "data sources", "items": "items", "registrations": "registrations"]
@@ -53,6 +53,15 @@ struct Access: ParsableCommand {
                 return quota?[limit]?.intValue.map { "\(count) of \($0) \(counts[key]!)" } ?? "\(count) \(counts[key]!)"
             }
             print("owns " + owned.joined(separator: ", ") + (quota == "exempt" ? " (exempt from per-user quotas)" : ""))
+            if let account = usage?["account"] {
+                // Every part of the account that holds something, largest first, against maxBytesPerUser.
+                let parts = ["data", "layouts", "cellProviders", "registrations", "changeLog", "cells", "expansions", "queues", "output"]
+                    .compactMap { part in account[part]?.intValue.flatMap { $0 > 0 ? (part, $0) : nil } }
+                    .sorted { $0.1 > $1.1 }
+                let total = account["total"]?.intValue ?? 0
+                let limit = quota?["maxBytesPerUser"]?.intValue.map { " of \($0)" } ?? ""
+                print("holds \(total)\(limit) bytes" + (parts.isEmpty ? "" : ": " + parts.map { "\($0.0) \($0.1)" }.joined(separator: ", ")))
+            }
         }
     }
 }
@@ -92,7 +101,7 @@ struct Show: ParsableCommand {
         if let offset { members["offset"] = .int(offset) }
         if let limit { members["limit"] = .int(limit) }
         try connection.run(request("snapshot", members)) { result in
-            print("\(TerminalText.visible(dataSource)) at version \(result["version"]?.intValue ?? 0)")
+            print("\(TerminalText.name(dataSource)) at version \(result["version"]?.intValue ?? 0)")
             Output.snapshot(result["sections"] ?? [], firstItem: offset ?? 0)
         }
     }
@@ -119,7 +128,7 @@ struct ItemInfo: ParsableCommand {
     @Argument(help: "The item.") var item: String
     func run() throws {
         try connection.run(request("item", ["dataSource": .string(dataSource), "item": .string(item)])) { result in
-            print("\(TerminalText.visible(item)) in \(TerminalText.visible(result["section"]?.stringValue ?? "")) at \(Output.cell(result["indexPath"]))")
+            print("\(TerminalText.name(item)) in \(TerminalText.name(result["section"]?.stringValue ?? "")) at \(Output.cell(result["indexPath"]))")
             print(Output.describe(result["data"] ?? .null))
         }
     }
@@ -143,7 +152,7 @@ struct ItemAt: ParsableCommand {
     @Argument(help: "The item's index.") var item: Int
     func run() throws {
         let members: [String: JSONValue] = ["dataSource": .string(dataSource), "indexPath": [.int(section), .int(item)]]
-        try connection.run(request("itemIdentifier", members)) { print(TerminalText.visible($0["item"]?.stringValue ?? "")) }
+        try connection.run(request("itemIdentifier", members)) { print(TerminalText.name($0["item"]?.stringValue ?? "")) }
     }
 }
 
@@ -153,7 +162,7 @@ struct SectionAt: ParsableCommand {
     @Argument(help: "The data source.") var dataSource: String
     @Argument(help: "The index.") var index: Int
     func run() throws {
-        try connection.run(request("sectionIdentifier", ["dataSource": .string(dataSource), "index": .int(index)])) { print(TerminalText.visible($0["section"]?.stringValue ?? "")) }
+        try connection.run(request("sectionIdentifier", ["dataSource": .string(dataSource), "index": .int(index)])) { print(TerminalText.name($0["section"]?.stringValue ?? "")) }
     }
 }
 

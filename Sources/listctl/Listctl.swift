@@ -26,7 +26,13 @@ struct Listctl: ParsableCommand {
             sends the change without ifVersion and prints positions only). A --if-version of your own is sent as given, and \
             the stages are named when the data source listctl read was at that version. A data source of \
             more than 100,000 items (or one listctl may not read) is not read first: deletes, moves and \
-            reloads are printed by position only. --json prints the reply as listd sent it.
+            reloads are printed by position only. --json prints the reply listd sent (the same JSON value).
+
+            Nothing from listd reaches the terminal raw that could make one text pass for another: \
+            control characters are shown as `\\u001b`, invisible and direction-changing ones (zero-width \
+            characters, bidi marks, overrides and isolates) as `\\u{202e}`, and in names the Cyrillic and \
+            Greek letters among Latin ones as `\\u{43e}`. --json output writes them as JSON escapes \
+            (`\\u202e`, `\\u043e`), which decode to the exact strings.
             """,
         version: ListdVersion.number,
         subcommands: [

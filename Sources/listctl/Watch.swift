@@ -63,6 +63,11 @@ struct Watch: ParsableCommand {
                 }
                 let name = event["event"]?.stringValue
                 if name == "changes" || name == "layoutChanged", let version = event["version"]?.intValue { position.version = version }
+                if name == "overflow", event["watch"] == "display" {
+                    // Only the display watch fell behind (the connection stays): watch again from what the views show.
+                    _ = try connection.send(request("watchDisplay", ["dataSource": .string(dataSource)]), on: line)
+                    continue
+                }
                 if name == "overflow" || name == "dropped" || (name == "shutdown" && reconnectSeconds == 0) { return }
                 if name != "shutdown" { continue }
             } else if reconnectSeconds == 0 {

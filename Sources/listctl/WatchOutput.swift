@@ -33,7 +33,7 @@ struct WatchOutput {
         case "cellUpdated":
             let cell = event["cell"] ?? [:]
             let place = cell["item"]?.stringValue ?? cell["elementKind"]?.stringValue ?? ""
-            return [fit("\(time) cell \(Output.cell(cell["cell"])) updated: \(place)")]
+            return [fit("\(time) cell \(Output.cell(cell["cell"])) updated: \(TerminalText.name(place))")]
         case "selectionChanged":
             let from = event["from"] ?? [:]
             let changed = (event["selected"]?.arrayValue ?? []).map { "+" + ($0.stringValue ?? "") }
@@ -52,6 +52,8 @@ struct WatchOutput {
         case "dropped":
             snapshot = nil
             return [fit("\(time) dropped: the data source is gone")]
+        case "overflow" where event["watch"] == "display":
+            return [fit("\(time) overflow: display signals fell behind (more than \(Output.cell(event["limit"])) bytes unread); watching them again")]
         case "overflow":
             return [fit("\(time) overflow: this view fell behind (more than \(Output.cell(event["limit"])) bytes unread); listd closed the connection, watch again")]
         case "shutdown":
@@ -102,7 +104,7 @@ struct WatchOutput {
 
     /// "selection of view v1 (alice)" for a `{view, user, items}`.
     static func selectionOwner(_ selection: JSONValue) -> String {
-        "selection of view \(selection["view"]?.stringValue ?? "?") (\(selection["user"]?.stringValue ?? "?"))"
+        "selection of view \(TerminalText.name(selection["view"]?.stringValue ?? "?")) (\(TerminalText.name(selection["user"]?.stringValue ?? "?")))"
     }
 
     static func selectedItems(_ selection: JSONValue) -> [String] {
@@ -110,18 +112,18 @@ struct WatchOutput {
         return items.isEmpty ? ["(none)"] : items
     }
 
-    /// `text` cut to the width.
-    /// `text` with its control characters shown visibly (`TerminalText`), cut to the width.
+    /// `text` with its control, invisible and direction-changing characters shown visibly
+    /// (`Output.shown`), cut to the width.
     func fit(_ text: String) -> String {
-        let text = TerminalText.visible(text)
+        let text = Output.shown(text)
         guard let width, TerminalWidth.of(text) > width else { return text }
         return TerminalWidth.truncate(text, to: width)
     }
 
     /// `prefix` and as many `entries` as fit, then `… +N` for the rest.
     func fitList(prefix: String, _ entries: [String]) -> String {
-        let prefix = TerminalText.visible(prefix)
-        let entries = entries.map { TerminalText.visible($0) }
+        let prefix = Output.shown(prefix)
+        let entries = entries.map { TerminalText.name($0) }  // item and section names (lookalikes too)
         guard let width else { return prefix + entries.joined(separator: ", ") }
         var line = prefix
         var used = TerminalWidth.of(prefix)

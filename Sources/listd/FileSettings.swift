@@ -36,7 +36,7 @@ struct FileSettings {
         "maxIdentifierBytes", "maxConnections", "maxRegistrations", "maxPooledCells", "maxViewsPerConnection", "maxOwnExpansionViewsPerUser", "pluginDeadlineMilliseconds",
         "pluginStopGraceMilliseconds", "changeLogVersions", "changeLogBytes", "maxOutputBytes", "maxOutputBytesHard", "maxOutputBytesTotal",
         "partialLineTimeoutSeconds", "maxPartialLineBytesTotal", "maxPluginPendingRequests", "maxConnectionsPerUser",
-        "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser", "maxBytesPerUser",
+        "maxDataSourcesPerUser", "maxItemsPerUser", "maxRegistrationsPerUser", "maxBytesPerUser", "maxDisplaySignalsPerViewPerSecond",
     ]
     /// The settings that are not positive integers.
     static let otherKeys = ["logLevel", "pluginDirectory", "plugins", "postgres", "access", "defaultAccess", "trustedPluginUsers", "trustedPluginGroups"]
@@ -163,18 +163,28 @@ struct FileSettings {
         guard (status.st_mode & S_IFMT) == S_IFDIR else { throw SettingsError("\(setting): \"\(directory)\" is not a directory") }
     }
 
-    /// A plugin entry: an executable's path, or `{"name"?, "command": [executable, arguments…]}`.
+    /// A plugin entry: an executable's path, or `{"name"?, "command": [executable, arguments…], "provides"?: [type]}`.
     private static func plugin(_ entry: JSONValue, path: String) throws -> SupervisedPluginSpec {
         if case .string(let executable) = entry, executable.hasPrefix("/") { return SupervisedPluginSpec(executable: executable) }
         if case .object(let members) = entry, case .array(let command)? = members["command"],
             let parts = Optional(command.compactMap(\.stringValue)), parts.count == command.count,
             let executable = parts.first, executable.hasPrefix("/"),
-            members.keys.allSatisfy({ $0 == "name" || $0 == "command" })
+            members.keys.allSatisfy({ ["name", "command", "provides"].contains($0) }),
+            let provides = Self.types(members["provides"])
         {
-            return SupervisedPluginSpec(name: members["name"]?.stringValue, executable: executable, arguments: Array(parts.dropFirst()))
+            return SupervisedPluginSpec(
+                name: members["name"]?.stringValue, executable: executable, arguments: Array(parts.dropFirst()), provides: provides)
         }
         throw SettingsError(
-            "\(path): a \"plugins\" entry is an absolute executable path or {\"name\", \"command\": [\"/absolute/path\", arguments…]}")
+            "\(path): a \"plugins\" entry is an absolute executable path or {\"name\", \"command\": [\"/absolute/path\", arguments…], \"provides\"?: [\"type\", …]}")
+    }
+
+    /// A plugin entry's `provides`: absent (none named), or an array of non-empty strings; `nil` when malformed.
+    private static func types(_ value: JSONValue?) -> [String]? {
+        guard let value, !value.isNull else { return [] }
+        guard case .array(let elements) = value else { return nil }
+        let types = elements.compactMap(\.stringValue)
+        return types.count == elements.count && !types.contains(where: \.isEmpty) ? types : nil
     }
 
     /// An access rule: `{"dataSources": "tasks-*", "users": ["alice", 1001, "*"], "groups": ["staff"], "access": "write"}`.
@@ -268,6 +278,7 @@ struct FileSettings {
         if let value = values["maxItemsPerUser"] { configuration.quota.maximumItems = value }
         if let value = values["maxBytesPerUser"] { configuration.quota.maximumBytes = value }
         if let value = values["maxRegistrationsPerUser"] { configuration.quota.maximumRegistrations = value }
+        if let value = values["maxDisplaySignalsPerViewPerSecond"] { configuration.maximumDisplaySignalsPerViewPerSecond = value }
         configuration.access.rules = accessRules
         if let defaultAccess { configuration.access.defaultLevel = defaultAccess }
         configuration.access.trustedPluginUsers = trustedPluginUsers

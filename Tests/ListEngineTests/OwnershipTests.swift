@@ -40,7 +40,7 @@ struct OwnershipTests {
         // Dropping, deleting and unregistering give the quota back.
         _ = try model.apply(.dataSource(name: "a", ifVersion: nil, createAs: nil, .edit(.deleteItems(["x"]))), limits: limits)
         _ = try model.apply(.dropDataSource(name: "b"), limits: limits)
-        _ = try model.apply(.unregister(name: "r"), limits: limits)
+        _ = try model.apply(.unregister(name: "r", owner: 1000), limits: limits)
         #expect(model.usage(of: 1000) == OwnerUsage(dataSources: 1, items: 1, registrations: 0))
     }
 
@@ -85,14 +85,11 @@ struct OwnershipTests {
         #expect(model.usage(of: 1000).items == 0)
     }
 
-    /// A cell provider keeps the owners of the registrations it was set with, through the stored
-    /// encodings (a checkpoint's content and a logged change); a registration of another owner is not
-    /// served, and a name bound to no owner (stored before bindings existed) takes any.
+    /// A cell provider keeps the owners its rules name, through the stored encodings (a checkpoint's
+    /// content and a logged change); a name without one is the data source owner's.
     @Test func aCellProvidersRegistrationOwnersAreStoredAndServeOnlyThem() throws {
-        var provider = CellProvider(rules: [.init(section: "S", registration: "card")], defaultRegistration: "row")
-        provider.registrationOwners = ["card": 1000]
-        #expect(provider.serves("card", owner: 1000) && !provider.serves("card", owner: 1001))
-        #expect(provider.serves("row", owner: 1001), "unbound")
+        let provider = CellProvider(rules: [.init(section: "S", reference: RegistrationReference("card", owner: 1001))], defaultRegistration: "row")
+        #expect(provider.references.map { $0.key(dataSourceOwner: 1000) } == ["1001:card", "1000:row"])
         var content = DataSourceContent(owner: 1000, version: 1)
         content.cellProvider = provider
         content.supplementaryProviders["header"] = provider

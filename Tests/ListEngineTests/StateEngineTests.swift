@@ -140,8 +140,8 @@ struct StateEngineTests {
         _ = try engine.commit(.register(card), limits: limits, recordingUndo: false)
         #expect(engine.restoreRegistrations([row, card]) == nil, "the same: nothing changed")
         let changed = try Registration(name: "card", definition: ["contentConfiguration": ["type": "valueCell"]])
-        #expect(engine.restoreRegistrations([changed]).map(Set.init) == ["row", "card"], "row deleted, card defined otherwise")
-        #expect(engine.model.registrationOrder == ["card"])
-        #expect(engine.model.registrations["card"]?.definition == changed.definition)
+        #expect(engine.restoreRegistrations([changed]).map(Set.init) == ["0:row", "0:card"], "row deleted, card defined otherwise (by key)")
+        #expect(engine.model.registrationOrder == ["0:card"])
+        #expect(engine.model.registration(named: "card", owner: 0)?.definition == changed.definition)
     }
 }

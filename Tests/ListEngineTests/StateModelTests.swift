@@ -174,21 +174,23 @@ struct StateModelTests {
         _ = try model.apply(.register(row), limits: limits)
         _ = try model.apply(.register(try Registration(name: "other", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
         var replacement = try Registration(name: "row", definition: ["contentConfiguration": ["type": "valueCell", "text": "{{title}}"]])
-        replacement.owner = 0  // an administrator replaces it
+        replacement.owner = 1000  // the owner's (or an administrator's naming the owner)
         let change = StateChange.replaceRegistration(replacement)
         let outcome = try model.apply(change, limits: limits)
         #expect(outcome.replacedRegistration && !outcome.createdRegistration)
-        #expect(model.registrations["row"]?.contentType == "valueCell" && model.registrations["row"]?.owner == 1000, "the owner stays")
-        #expect(model.registrationOrder == ["row", "other"], "its place stays")
+        let replaced = model.registration(named: "row", owner: 1000)
+        #expect(replaced?.contentType == "valueCell" && replaced?.owner == 1000, "the owner stays")
+        #expect(model.registrationOrder == ["1000:row", "0:other"], "its place stays")
         guard case .register(let name, let encoded)? = model.records(of: change, outcome: outcome, event: nil).first else {
             Issue.record("a register record")
             return
         }
-        #expect(name == "row" && (try? StateCoding.decodeRegistration(encoded))?.owner == 1000)
+        #expect(name == "1000:row" && (try? StateCoding.decodeRegistration(encoded))?.owner == 1000, "stored under its key")
         #expect(try model.apply(change, limits: limits).replacedRegistration == false, "identical: nothing")
-        let header = try Registration(name: "row", definition: ["kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "plainHeader"]])
+        var header = try Registration(name: "row", definition: ["kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "plainHeader"]])
+        header.owner = 1000
         #expect(errorCode(.replaceRegistration(header), model) == .invalidArgument, "another kind")
         let fresh = try model.apply(.replaceRegistration(try Registration(name: "new", definition: ["contentConfiguration": ["type": "cell"]])), limits: limits)
-        #expect(fresh.createdRegistration && model.registrationOrder == ["row", "other", "new"])
+        #expect(fresh.createdRegistration && model.registrationOrder == ["1000:row", "0:other", "0:new"])
     }
 }

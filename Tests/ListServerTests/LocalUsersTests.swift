@@ -93,8 +93,8 @@ struct LocalUsersTests {
             ["cmd": "setCellProvider", "dataSource": "tasks", "rules": [], "default": "row"],
             ["cmd": "setSupplementaryProvider", "dataSource": "tasks", "elementKind": "header", "rules": []],
             ["cmd": "dropDataSource", "dataSource": "tasks"],
-            ["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "mine"]],
-            ["cmd": "unregister", "registration": "row"],
+            ["cmd": "register", "registration": "row", "replace": true, "owner": "root", "contentConfiguration": ["type": "cell", "text": "mine"]],
+            ["cmd": "unregister", "registration": "row", "owner": 0],
             ["cmd": "setState", "view": "roots", "item": "a", "state": ["selected": true]],
             ["cmd": "endDisplaying", "view": "roots", "cells": ["1"]],
             ["cmd": "dequeue", "view": "roots", "indexPaths": [[0, 0]]],
@@ -104,11 +104,12 @@ struct LocalUsersTests {
             let reply = try other.request(mutation)
             #expect(reply.errorCode == "permission-denied", "\(mutation): \(reply)")
         }
-        // Registering the identical definition again changes nothing, so it is allowed.
-        _ = try other.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{title}}"]]).result()
+        // Registering makes the user's own registration of that name (root's stays root's).
+        let own = try other.request(["cmd": "register", "registration": "row", "contentConfiguration": ["type": "cell", "text": "{{title}}"]]).result()
+        #expect(own["created"] == true && own["owner"] == .int(Int(otherUID)))
 
         #expect(try root.request(["cmd": "snapshot", "dataSource": "tasks"]).result() == before)
-        #expect(try root.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue.count == 1)
+        #expect(try root.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue.count == 2)
         let stats = try root.request(["cmd": "stats"]).result()
         #expect(stats["access"]?["permissionDenied"] == .int(mutations.count + 1))
         #expect(stats["errors"]?["permission-denied"] == .int(mutations.count + 1))
@@ -313,7 +314,7 @@ struct LocalUsersTests {
 
     /// alice (nobody here) unregisters a registration her data source's cell provider names; mallory
     /// (uid 65533) registers the name: alice's cells never render mallory's template, before or after a
-    /// restart; they fail as for a missing registration until she sets her cell provider again.
+    /// restart (her provider names her own namespace); only naming mallory's explicitly uses it.
     @Test func aRegistrationNameTakenByAnotherUserIsNotUsedInstead() throws {
         let directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
@@ -335,7 +336,7 @@ struct LocalUsersTests {
         for round in 0..<2 {
             let refused = try cell()
             #expect(refused.errorCode == "registration-not-found", "round \(round): \(refused)")
-            #expect(refused["error"]?["message"]?.stringValue?.contains("is not the one the cell provider was set with: that one was nobody's") == true, "\(refused)")
+            #expect(refused["error"]?["message"]?.stringValue?.contains("does not exist among nobody's registrations") == true, "\(refused)")
             guard round == 0 else { break }
             // The binding is part of the stored state.
             try first.stop()
@@ -343,8 +344,9 @@ struct LocalUsersTests {
             alice = try connect(daemon)
             _ = try alice.request(["cmd": "attach", "dataSource": "a", "view": "v"]).result()
         }
-        // Her own act rebinds: setting the provider again takes the registration as it now is.
-        _ = try alice.request(["cmd": "setCellProvider", "dataSource": "a", "rules": [], "default": "aliceRow"]).result()
+        // Setting the provider again still names her own namespace; mallory's only when named with its owner.
+        #expect(try alice.request(["cmd": "setCellProvider", "dataSource": "a", "rules": [], "default": "aliceRow"]).errorCode == "registration-not-found")
+        _ = try alice.request(["cmd": "setCellProvider", "dataSource": "a", "rules": [], "default": ["name": "aliceRow", "owner": 65533]]).result()
         #expect(try cell().result()["cells"]?.arrayValue.first?["content"]?["text"] == "HACKED secret A1")
     }
 
@@ -394,7 +396,7 @@ struct LocalUsersTests {
             if reply["ok"] == true { accepted += 1 } else { refusal = reply; break }
         }
         #expect(accepted == 3, "\(accepted) accepted")
-        #expect(refusal?.errorCode == "limit-exceeded" && refusal?["error"]?["quota"] == "maxBytesPerUser", "\(String(describing: refusal))")
+        #expect(refusal?.errorCode == "quota-exceeded" && refusal?["error"]?["quota"] == "maxBytesPerUser", "\(String(describing: refusal))")
         let usage = try other.request(["cmd": "access", "dataSource": "mine"]).result()
         let bytes = try #require(usage["usage"]?["bytes"]?.intValue)
         #expect(bytes > 3_000_000 && bytes < 3_100_000 && usage["quota"]?["maxBytesPerUser"] == 3_000_000, "\(usage)")
@@ -432,7 +434,7 @@ struct LocalUsersTests {
             if reply["ok"] == true {
                 served.append(connection)
             } else {
-                #expect(reply.errorCode == "limit-exceeded" && reply["error"]?["quota"] == "maxConnectionsPerUser", "\(reply)")
+                #expect(reply.errorCode == "quota-exceeded" && reply["error"]?["quota"] == "maxConnectionsPerUser", "\(reply)")
                 #expect(try connection.readLine(timeout: .seconds(5)) == nil, "a refused connection is closed after its one line")
                 refused += 1
             }
@@ -452,15 +454,17 @@ struct LocalUsersTests {
         _ = try other.request(["cmd": "createDataSource", "dataSource": "a"]).result()
         _ = try other.request(["cmd": "apply", "dataSource": "b", "snapshot": ["sections": [["id": "S", "items": ["1", "2", "3"]]]]]).result()
         let third = try other.request(["cmd": "createDataSource", "dataSource": "c"])
-        #expect(third.errorCode == "limit-exceeded" && third["error"]?["quota"] == "maxDataSourcesPerUser")
+        #expect(third.errorCode == "quota-exceeded" && third["error"]?["quota"] == "maxDataSourcesPerUser")
         let more = try other.request(["cmd": "appendItems", "dataSource": "b", "items": ["4"]])
-        #expect(more.errorCode == "limit-exceeded" && more["error"]?["quota"] == "maxItemsPerUser")
+        #expect(more.errorCode == "quota-exceeded" && more["error"]?["quota"] == "maxItemsPerUser")
         // Root is exempt; its work goes on.
         for name in ["r1", "r2", "r3"] {
             _ = try daemon.request(["cmd": "apply", "dataSource": .string(name), "snapshot": ["sections": [["id": "S", "items": ["1", "2", "3", "4"]]]]]).result()
         }
-        let usage = try other.request(["cmd": "access", "dataSource": "b"]).result()
-        #expect(usage["usage"] == ["dataSources": 2, "items": 3, "registrations": 0, "bytes": 4], "identifiers: S and three one-byte items")
+        let usage = try other.request(["cmd": "access", "dataSource": "b"]).result()["usage"]
+        #expect(usage?["dataSources"] == 2 && usage?["items"] == 3 && usage?["registrations"] == 0, "\(String(describing: usage))")
+        #expect(usage?["account"]?["data"] == 4, "identifiers: S and three one-byte items")
+        #expect(usage?["bytes"] == usage?["account"]?["total"] && (usage?["account"]?["changeLog"]?.intValue ?? 0) > 0, "the events retained count too")
         #expect(try daemon.request(["cmd": "stats"]).result()["access"]?["quotaRefused"] == 2)
     }
 

@@ -188,8 +188,9 @@ struct CommandRouter: Sendable {
             if command.effect == .reads, request.arguments.members["minVersion"] != nil,
                 let wanted = try Self.minimumVersion(&arguments, command: command)
             {
+                // A data source the caller may not read is one that is not served here (as a missing one).
                 let name = request.arguments.members["dataSource"]?.stringValue ?? ""
-                if (state.dataSources[name]?.version ?? -1) < wanted {
+                if (state.visibleDataSource(name, to: connection)?.version ?? -1) < wanted {
                     return waitForVersion(wanted, of: name, request: request, line: line, connection: connection)
                 }
             }
@@ -229,13 +230,13 @@ struct CommandRouter: Sendable {
                 details: ["version": held.map { .int($0) } ?? .null])
         }
         guard let follower = state.follower, let loop = connection.eventLoop else {
-            return fail(id: request.echoedID, notReached(state.dataSources[name]?.version), connection: connection)
+            return fail(id: request.echoedID, notReached(state.visibleDataSource(name, to: connection)?.version), connection: connection)
         }
         let deferred = Deferred<CommandResult>()
         let copy = [UInt8](line)
         let waiting = WaitingRead()
         waiting.expire = { [self] in
-            deferred.resolve(fail(id: request.echoedID, notReached(state.dataSources[name]?.version), connection: connection))
+            deferred.resolve(fail(id: request.echoedID, notReached(state.visibleDataSource(name, to: connection)?.version), connection: connection))
         }
         let bound = NIOLoopBound(waiting, eventLoop: loop)
         let timer = loop.scheduleTask(in: Self.minimumVersionWait) { bound.value.finish()?() }
@@ -244,7 +245,7 @@ struct CommandRouter: Sendable {
         waiting.attempt = { [self] in
             follower.catchUp([name], registrations: false).whenResolved {
                 guard !waiting.isFinished else { return }
-                guard let held = state.dataSources[name]?.version, held >= version else {
+                guard let held = state.visibleDataSource(name, to: connection)?.version, held >= version else {
                     loop.scheduleTask(in: .milliseconds(50)) { bound.value.attempt?() }
                     return
                 }
@@ -292,7 +293,7 @@ struct CommandRouter: Sendable {
             var arguments = request.arguments
             guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.follower,
                 let name = try? arguments.string("dataSource"), let expected = try? arguments.optionalInt("ifVersion"),
-                let dataSource = context.state.dataSources[name], expected > dataSource.version
+                let dataSource = context.state.visibleDataSource(name, to: context.connection), expected > dataSource.version
             else { throw error }
             let retried = Deferred<CommandResult>()
             follower.catchUp([name], registrations: false).whenResolved {

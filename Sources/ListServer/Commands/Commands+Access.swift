@@ -16,7 +16,7 @@ extension CommandRouter {
                 ArgumentSpec("dataSource", "string", required: true, "The data source (it need not exist: then whether the user may create it)."),
                 ArgumentSpec("user", "string or integer", "A user name or uid (default: this connection's user; others: administrators only)."),
             ],
-            result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations, bytes}, quota}"
+            result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations, bytes, account: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}, quota}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("dataSource")
             let user = arguments.value("user")
@@ -36,7 +36,9 @@ extension CommandRouter {
                     model.map { state.policy.access(of: identity, toDataSource: name, ownedBy: $0.owner) } ?? (.none, .defaultLevel)
                 let creatable = model == nil ? state.policy.mayCreate(identity, dataSource: name).allowed : nil
                 let usage = state.model.usage(of: identity.uid)
-                let storedBytes = state.model.storedBytes(of: identity.uid)
+                // Everything listd holds because of the user, by part (root's own connections; a relay's
+                // is its own account, under stats' accounts).
+                let account = state.model.accounts.bytes(of: AccountHolder(uid: identity.uid))
                 let quota = state.configuration.quota
                 let exempt = !OwnerQuota.applies(to: identity.uid)
                 return CommandResult { writer in
@@ -67,7 +69,7 @@ extension CommandRouter {
                     writer.key("usage")
                     writer.value([
                         "dataSources": .int(usage.dataSources), "items": .int(usage.items), "registrations": .int(usage.registrations),
-                        "bytes": .int(storedBytes),
+                        "bytes": .int(account.total), "account": account.json,
                     ])
                     writer.key("quota")
                     if exempt {

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import FileSafety
 import ListEngine
 import ListStore
 import ListWire
@@ -69,27 +70,38 @@ extension CommandRouter {
                 ArgumentSpec(
                     "replace", "boolean",
                     "true: give an existing registration this definition (same kind); views configure their cells of it anew."),
+                ArgumentSpec(
+                    "owner", "string or integer",
+                    "With replace: the user (name or uid) whose registration to replace; another's is for administrators. Default: the caller's own."),
             ],
-            result: "{registration, kind, type, created, replaced?, warnings?}", effect: .mutates
+            result: "{registration, kind, type, owner, created, replaced?, warnings?}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
             let replace = try arguments.optionalBool("replace") ?? false
+            let owner = try arguments.value("owner").map { value throws(WireError) in try ownerUID(value) }
+            if owner != nil && !replace {
+                throw WireError(.invalidArgument, "register makes a registration of the caller's own; \"owner\" names whose to replace (with replace: true).")
+            }
             var definition: [String: JSONValue] = [:]
             for key in ["kind", "elementKind", "contentConfiguration", "background", "accessories"] {
                 if let value = arguments.value(key) { definition[key] = value }
             }
-            let registration: Registration
+            let unowned: Registration
             do throws(CellError) {
-                registration = try Registration(name: name, definition: .object(definition))
+                unowned = try Registration(name: name, definition: .object(definition))
             } catch {
                 throw WireError(error)
             }
             return { context throws(WireError) in
+                // In the caller's namespace (a replacement: in the one `owner` names).
+                var registration = unowned
+                registration.owner = owner ?? context.connection.identity.uid
                 let committed = try context.state.commit(replace ? .replaceRegistration(registration) : .register(registration), connection: context.connection)
                 let (created, replaced) = (committed.outcome.createdRegistration, committed.outcome.replacedRegistration)
                 let repeated = !created && !replaced && repeatedRegistration(name, context)
                 return committed.result { writer in
                     writeIdentity(registration, to: &writer)
+                    writeOwner(registration.owner, state: context.state, to: &writer)
                     writer.key("created")
                     writer.bool(created)
                     if replaced {
@@ -127,24 +139,26 @@ extension CommandRouter {
         }
     }
 
+    /// The `owner` argument of the registration commands.
+    static let registrationOwnerArgument = ArgumentSpec(
+        "owner", "string or integer", "The user (name or uid) whose registration it is. Default: the caller's own, else the only one of that name.")
+
     /// `registration`: one registration, with its definition and cell counters.
     static var registrationQuery: Command {
         Command(
-            name: "registration", summary: "One registration: its kind, definition and cell counters over all views.",
-            arguments: [ArgumentSpec("registration", "string", required: true, "The registration.")],
-            result: "{registration, kind, type, owner, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}"
+            name: "registration", summary: "One registration: its kind, owner, definition and cell counters over all views.",
+            arguments: [ArgumentSpec("registration", "string", required: true, "The registration."), registrationOwnerArgument],
+            result: "{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}"
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
+            let owner = try arguments.value("owner").map { value throws(WireError) in try ownerUID(value) }
             return { context throws(WireError) in
                 let state = context.state
-                guard let registration = state.registrations[name] else {
-                    throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
-                }
-                let totals = state.cellTotals(registration: name)
+                let registration = try state.registration(named: name, owner: owner, caller: context.connection.identity)
+                let totals = state.cellTotals(registration: registration.key)
                 return CommandResult { writer in
                     writeIdentity(registration, to: &writer)
-                    writer.key("owner")
-                    writer.int(Int(registration.owner))
+                    writeOwner(registration.owner, state: state, to: &writer)
                     writer.key("definition")
                     writer.value(registration.definition)
                     writeTotals(totals, to: &writer)
@@ -166,24 +180,39 @@ extension CommandRouter {
         writer.string(registration.contentType)
     }
 
+    /// `"owner", "ownerName"` members: whose a registration is.
+    static func writeOwner(_ uid: UInt32, state: ServerState, to writer: inout JSONWriter) {
+        writer.key("owner")
+        writer.int(Int(uid))
+        writer.key("ownerName")
+        writer.string(state.userName(of: uid))
+    }
+
     static var unregisterCommand: Command {
         Command(
-            name: "unregister", summary: "Deletes a registration and drains its reuse pools in every view.",
-            arguments: [ArgumentSpec("registration", "string", required: true, "The registration.")],
-            result: "{registration, drained}", effect: .mutates
+            name: "unregister", summary: "Deletes a registration (the caller's own, or with owner another user's: administrators) and drains its reuse pools in every view.",
+            arguments: [
+                ArgumentSpec("registration", "string", required: true, "The registration."),
+                ArgumentSpec("owner", "string or integer", "The user (name or uid) whose registration to delete; another's is for administrators. Default: the caller's own."),
+            ],
+            result: "{registration, owner, ownerName, drained}", effect: .mutates
         ) { arguments, _ throws(WireError) in
             let name = try arguments.string("registration")
+            let owner = try arguments.value("owner").map { value throws(WireError) in try ownerUID(value) }
             return { context throws(WireError) in
                 let state = context.state
+                let uid = owner ?? context.connection.identity.uid
+                let key = Registration.key(owner: uid, name: name)
                 // The cells its pools and views hold, which the commit drains.
                 var drained = 0
                 for dataSource in state.dataSources.values {
-                    for view in dataSource.attachedViews { drained += view.cells.cells.values.filter { $0.registration == name }.count }
+                    for view in dataSource.attachedViews { drained += view.cells.cells.values.filter { $0.registration == key }.count }
                 }
-                let committed = try state.commit(.unregister(name: name), connection: context.connection)
+                let committed = try state.commit(.unregister(name: name, owner: uid), connection: context.connection)
                 return committed.result { writer in
                     writer.key("registration")
                     writer.string(name)
+                    writeOwner(uid, state: state, to: &writer)
                     writer.key("drained")
                     writer.int(drained)
                 }
@@ -194,20 +223,21 @@ extension CommandRouter {
     static var registrationsCommand: Command {
         Command(
             name: "registrations",
-            summary: "Lists the registrations with their definitions and cell counters over all views.",
+            summary: "Lists every user's registrations with their owners, definitions and cell counters over all views.",
             arguments: [],
-            result: "{registrations: [{registration, kind, type, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}]}"
+            result: "{registrations: [{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}]}"
         ) { _, _ throws(WireError) in
             { context throws(WireError) in
                 let state = context.state
                 return CommandResult { writer in
                     writer.key("registrations")
                     writer.beginArray()
-                    for name in state.registrationOrder {
-                        let registration = state.registrations[name]!
-                        let totals = state.cellTotals(registration: name)
+                    for key in state.registrationOrder {
+                        let registration = state.registrations[key]!
+                        let totals = state.cellTotals(registration: key)
                         writer.beginObject()
                         writeIdentity(registration, to: &writer)
+                        writeOwner(registration.owner, state: state, to: &writer)
                         writer.key("definition")
                         writer.value(registration.definition)
                         writeTotals(totals, to: &writer)
@@ -248,8 +278,8 @@ extension CommandRouter {
                 + [
                     ArgumentSpec(
                         "rules", "[{section?, match?: {field, equals}, registration, reorderable?}]",
-                        "In order; match compares a payload field (a dotted path); reorderable lets views move the items the rule takes (reorder). Default: none."),
-                    ArgumentSpec("default", "string", "The registration when no rule matches (give rules, default or both)."),
+                        "In order; match compares a payload field (a dotted path); reorderable lets views move the items the rule takes (reorder). A registration is a name among the data source owner's registrations, or {name, owner} (a user name or uid) for another user's. Default: none."),
+                    ArgumentSpec("default", "string or {name, owner}", "The registration when no rule matches (give rules, default or both)."),
                 ],
             result: "{dataSource, version, rules}", effect: .mutates
         ) { arguments, _ throws(WireError) in
@@ -257,19 +287,19 @@ extension CommandRouter {
             let elementKind = supplementary ? try arguments.string("elementKind") : nil
             var rules: [CellProvider.Rule] = []
             let given = arguments.value("rules")
-            let fallback = try arguments.optionalString("default")
-            guard given != nil || fallback != nil else {
+            let fallbackValue = arguments.value("default")
+            guard given != nil || fallbackValue != nil else {
                 throw WireError(.invalidArgument, "Give \"rules\", \"default\" or both.")
             }
             guard case .array(let ruleValues) = given ?? .array([]) else { throw WireError(.invalidArgument, "\"rules\" must be an array.") }
             for (index, value) in ruleValues.enumerated() {
-                guard case .object(let members) = value, case .string(let registration)? = members["registration"] else {
-                    throw WireError(.invalidArgument, "rules[\(index)] must be an object with a string \"registration\".")
+                guard case .object(let members) = value, members["registration"] != nil else {
+                    throw WireError(.invalidArgument, "rules[\(index)] must be an object with a \"registration\".")
                 }
                 if let unknown = members.keys.first(where: { !["section", "match", "registration", "reorderable"].contains($0) }) {
                     throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in rules[\(index)].")
                 }
-                var rule = CellProvider.Rule(registration: registration)
+                var rule = CellProvider.Rule(reference: try registrationReference(members["registration"], "rules[\(index)].registration"))
                 switch members["section"] {
                 case nil, .null?: break
                 case .string(let section)?: rule.section = section
@@ -290,22 +320,18 @@ extension CommandRouter {
                 }
                 rules.append(rule)
             }
-            let unbound = CellProvider(rules: rules, defaultRegistration: fallback)
+            let fallback = try fallbackValue.map { value throws(WireError) in try registrationReference(value, "default") }
+            let provider = CellProvider(rules: rules, defaultReference: fallback)
             // Rules are kept per data source and element kind, outside maxBytesPerUser: their size is
             // bounded as a registration's templates are.
-            let size = StateCoding.json(unbound).jsonBytes.count
+            let size = StateCoding.json(provider).jsonBytes.count
             guard size <= Self.maximumCellProviderBytes else {
                 throw WireError(
                     .limitExceeded, "The cell provider's rules take \(size) bytes; the limit is \(Self.maximumCellProviderBytes) bytes.")
             }
             return { context throws(WireError) in
-                // Bound to the registrations' owners as they are now, in the change itself: what is stored
-                // and replayed (or followed by another instance) binds the same, whatever registrations
-                // exist then.
-                var provider = unbound
-                for name in provider.registrationNames {
-                    if let owner = context.state.registrations[name]?.owner { provider.registrationOwners[name] = owner }
-                }
+                // Names resolve in the data source owner's namespace when used; an owner given is stored
+                // with the name, so what is replayed (or followed by another instance) names the same.
                 let committed = try context.state.commit(
                     .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
                     connection: context.connection)
@@ -314,6 +340,27 @@ extension CommandRouter {
                     writer.int(rules.count)
                 }
             }
+        }
+    }
+
+    /// A registration as a provider rule or default names it: a name (the data source owner's), or
+    /// `{"name", "owner"}` with the owner a user name (looked up now) or a uid.
+    private static func registrationReference(_ value: JSONValue?, _ field: String) throws(WireError) -> RegistrationReference {
+        let (name, owner) = try StateCoding.reference(value, field)
+        return RegistrationReference(name, owner: try owner.map { value throws(WireError) in try ownerUID(value, field: "\(field).owner") })
+    }
+
+    /// The uid an `owner` names: a user name or a uid.
+    static func ownerUID(_ value: JSONValue, field: String = "owner") throws(WireError) -> UInt32 {
+        switch value {
+        case .string(let name):
+            guard let user = UserDirectory.user(named: name) else { throw WireError(.invalidArgument, "\(field): no user is called \"\(name)\".") }
+            return user.uid
+        case .int(let number):
+            guard let uid = UInt32(exactly: number) else { throw WireError(.invalidArgument, "\(field): \(number) is not a uid.") }
+            return uid
+        default:
+            throw WireError(.invalidArgument, "\(field) must be a user name or a uid.")
         }
     }
 

@@ -60,6 +60,8 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
+                // The cells a view keeps are charged to its user: one at its quota dequeues no more.
+                try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
                 let snapshot = view.snapshot(in: dataSource)
                 // Check everything first: a dequeue that fails hands out no cell.
                 // The registrations the cells use, each looked up and copied once per request (a batch
@@ -74,18 +76,15 @@ extension CommandRouter {
                     // No rule maps the item: it shows in the default presentation. A rule naming a
                     // registration that does not exist is still an error.
                     // One pass over the rules: the registration and whether views may move the item.
-                    let (name, reorderable) = dataSource.cellProvider?.cellRule(forPayload: payload, inSection: section) ?? (nil, false)
-                    // `nil` is the default presentation; no registration takes its name.
-                    if let index = used.firstIndex(where: { $0.name == (name ?? DefaultPresentation.name) }) {
+                    let (reference, reorderable) = dataSource.cellProvider?.cellRule(forPayload: payload, inSection: section) ?? (nil, false)
+                    // `nil` is the default presentation; no registration takes its name (nor key).
+                    let key = reference?.key(dataSourceOwner: dataSource.model.owner) ?? DefaultPresentation.name
+                    if let index = used.firstIndex(where: { $0.key == key }) {
                         plan.append((path, item, payload, section, index, reorderable))
                         continue
                     }
-                    if let name {
-                        guard let registration = context.state.registrations[name] else {
-                            throw WireError(.registrationNotFound, "Registration \"\(name)\" (for item \"\(item)\") does not exist.")
-                        }
-                        try context.state.checkBinding(of: dataSource.cellProvider!, to: registration, for: "item \"\(item)\"")
-                        used.append(registration)
+                    if let reference {
+                        used.append(try context.state.registration(reference, of: dataSource.model, for: "item \"\(item)\""))
                     } else {
                         used.append(DefaultPresentation.registration)
                     }
@@ -99,7 +98,7 @@ extension CommandRouter {
                     let registration = used[entry.registration]
                     if registration.pluginType != nil {
                         // Configured by its plugin: a placeholder now, the plugin's content later.
-                        let (id, reused) = view.obtainCell(registration: registration.name, for: entry.item)
+                        let (id, reused) = view.obtainCell(registration: registration.key, for: entry.item)
                         var cellState = view.cells.state(of: id)!
                         let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
                         if let placement, cellState.expanded != placement.expanded {
@@ -185,6 +184,8 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
+                // The cells a view keeps are charged to its user: one at its quota dequeues no more.
+                try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
                 guard let section = view.snapshot(in: dataSource).section(at: path.section), path.item >= 0 else {
                     throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
                 }
@@ -192,13 +193,10 @@ extension CommandRouter {
                     return try dequeueAnchoredSupplementary(elementKind, at: path, section: section.id, view: view, dataSource: dataSource, context: context)
                 }
                 let asItem = Item(section.id, data: section.data)
-                guard let name = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
+                guard let reference = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
                     throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps section \"\(section.id)\" to a registration.")
                 }
-                guard let registration = context.state.registrations[name] else {
-                    throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
-                }
-                try context.state.checkBinding(of: dataSource.supplementaryProviders[elementKind]!, to: registration, for: "section \"\(section.id)\"")
+                let registration = try context.state.registration(reference, of: dataSource.model, for: "section \"\(section.id)\"")
                 let cell = configureCell(
                     view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
                     context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
@@ -222,17 +220,15 @@ extension CommandRouter {
         guard let item = view.snapshot(in: dataSource).item(at: path) else {
             throw WireError(.indexOutOfRange, "There is no item at [\(path.section), \(path.item)] for the \"\(elementKind)\" anchored to items.")
         }
-        guard let provider = dataSource.supplementaryProviders[elementKind], let name = provider.registration(for: item, inSection: section) else {
+        guard let reference = dataSource.supplementaryProviders[elementKind]?.registration(for: item, inSection: section) else {
             throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps item \"\(item.id)\" to a registration.")
         }
-        guard let registration = context.state.registrations[name] else {
-            throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
-        }
+        let registration = try context.state.registration(reference, of: dataSource.model, for: "item \"\(item.id)\"")
         if registration.pluginType != nil {
             throw WireError(
-                .invalidArgument, "Registration \"\(name)\" is configured by a plugin; a supplementary view anchored to items is configured by its template.")
+                .invalidArgument,
+                "Registration \"\(registration.name)\" is configured by a plugin; a supplementary view anchored to items is configured by its template.")
         }
-        try context.state.checkBinding(of: provider, to: registration, for: "item \"\(item.id)\"")
         let cell = configureCell(
             view: view, key: itemSupplementaryKey(elementKind, item: item.id), registration: registration,
             context: { state in TemplateContext(item: item.id, data: item.data, section: section, indexPath: path, state: state) },
@@ -252,7 +248,7 @@ extension CommandRouter {
         view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
         position: CellReply.Position, outline: OutlinePlacement? = nil, work: RenderWork? = nil
     ) -> CellReply {
-        let (id, reused) = view.obtainCell(registration: registration.name, for: key)
+        let (id, reused) = view.obtainCell(registration: registration.key, for: key)
         var state = view.cells.state(of: id)!
         // An outline item's expansion is the outline's, not the cell's.
         if let outline, state.expanded != outline.expanded {

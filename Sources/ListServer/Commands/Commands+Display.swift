@@ -34,18 +34,24 @@ extension CommandRouter {
                     return CommandResult(reply: .members(reply))
                 }
                 try context.state.require(.write, on: dataSource.model, by: context.connection.identity, to: "watch what its views display")
-                dataSource.display.watch(context.connection)
-                // What the views show now, to this watcher alone and after the reply (as attach gives
-                // the snapshot before the changes).
-                let current = dataSource.attachedViews.compactMap { view -> [UInt8]? in
+                // What the views show now comes first, to this watcher alone and after the reply (as
+                // attach gives the snapshot before the changes), through its queue like every signal.
+                let current = dataSource.attachedViews.map { view -> (view: String, items: [String]) in
                     let snapshot = view.snapshot(in: dataSource)
                     let shown = view.cells.displayedKeys.compactMap { key in snapshot.indexPath(ofItem: key).map { (key, $0) } }
-                    guard !shown.isEmpty else { return nil }
-                    return DisplaySignals.event(
-                        dataSource: dataSource.name, view: view.name, willDisplay: shown.sorted { $0.1 < $1.1 }.map(\.0), prefetch: [])
+                    return (view.name, shown.sorted { $0.1 < $1.1 }.map(\.0))
                 }
                 let connection = context.connection
-                return CommandResult(reply: .members(reply), afterReply: [{ for event in current { connection.sendEvent(event) } }])
+                let display = dataSource.display
+                let dataSourceName = dataSource.name
+                return CommandResult(
+                    reply: .members(reply),
+                    afterReply: [
+                        {
+                            display.watch(connection, dataSource: dataSourceName, current: current)
+                            display.deliverHeld()
+                        }
+                    ])
             }
         }
     }
@@ -64,6 +70,13 @@ extension CommandRouter {
             return { context throws(WireError) in
                 let view = try view(viewName, context, dataSource: viewDataSource)
                 let dataSource = try context.dataSource(view.dataSource)
+                let perSecond = context.state.configuration.maximumDisplaySignalsPerViewPerSecond
+                if let retryAfter = dataSource.display.admitSignal(view: view.name, perSecond: perSecond) {
+                    throw WireError(
+                        .limitExceeded,
+                        "View \"\(view.name)\" signals what it displays more than \(perSecond) times a second (maxDisplaySignalsPerViewPerSecond: prefetch requests, and dequeues while the data source is watched); try again in \(retryAfter) ms.",
+                        details: ["limit": "maxDisplaySignalsPerViewPerSecond", "perSecond": .int(perSecond), "retryAfterMilliseconds": .int(retryAfter)])
+                }
                 // A view a change just overtook may name positions that are gone: they are skipped.
                 let snapshot = view.snapshot(in: dataSource)
                 let items = paths.compactMap { snapshot.itemIdentifier(at: $0) }

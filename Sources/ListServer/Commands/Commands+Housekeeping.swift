@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 import ListWire
 
@@ -14,10 +15,10 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("configure", "To a plugin: cells to configure {request, cells: [{cell, registration, type, indexPath, item, data, state, properties}]}; answer with configured before the deadline."),
     ("layoutChanged", "To attached views when setLayout changed the data source's layout (a new version): {dataSource, version, layout}."),
     ("registrationChanged", "To attached views whose data source's cell or supplementary provider names a registration that was made (change \"created\"), deleted (\"deleted\") or given another definition (\"replaced\", register with replace): their cells of it, and cells that failed for want of it, are to be dequeued again: {dataSource, view, registration, change}."),
-    ("display", "To connections that watchDisplay a data source: the items one of its views will display (it dequeued their cells) and is about to (prefetch), coalesced per view, each list at most 1000 (the rest counted in more): {dataSource, view, willDisplay, prefetch, more?}."),
+    ("display", "To connections that watchDisplay a data source: the items one of its views will display (it dequeued their cells) and is about to (prefetch), merged per view and watcher while unsent, each list at most 1000 identifiers and 64 KiB of them (the signals left out counted in more): {dataSource, view, willDisplay, prefetch, more?}."),
     ("didReorder", "To connections that watchDisplay a data source, once a view's reorder is stored (reorderingHandlers.didReorder): {dataSource, view, user, item, version, changes}."),
     ("dropped", "To attached views when their data source is dropped, or (reason \"access\") a reload took the user's read access away; the view is detached: {dataSource, view, reason?}."),
-    ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}."),
+    ("overflow", "To a view whose connection left more than the view queue limit unread; the connection is then closed: {limit}. To a display watcher whose queue and unsent output passed the same limit (watch: \"display\"): the watch stops, the connection stays: {dataSource, watch, limit}."),
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
 ]
 
@@ -30,6 +31,9 @@ extension CommandRouter {
                 arguments: [
                     ArgumentSpec("protocol", "integer", "The protocol version the client speaks (1)."),
                     ArgumentSpec("client", "string", "A name for the client, shown in stats and logs."),
+                    ArgumentSpec(
+                        "relay", "boolean",
+                        "true: the client relays for others (listweb's pages); its views, queues and output are charged like any user's, root's included."),
                     ArgumentSpec("role", "string", "\"plugin\" to become a plugin cell provider (with name and provides)."),
                     ArgumentSpec("name", "string", "A plugin's name."),
                     ArgumentSpec("provides", "[string]", "The content configuration types a plugin configures (registrations use plugin:TYPE)."),
@@ -38,6 +42,7 @@ extension CommandRouter {
             ) { arguments, _ throws(WireError) in
                 let version = try arguments.optionalInt("protocol")
                 let client = try arguments.optionalString("client")
+                let relay = try arguments.optionalBool("relay")
                 let role = try arguments.optionalString("role")
                 let pluginName = try arguments.optionalString("name")
                 let provides = try arguments.optionalArray("provides")
@@ -46,6 +51,7 @@ extension CommandRouter {
                         throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
                     }
                     if let client { context.connection.clientName = client }
+                    if let relay { try context.state.becomeRelay(relay, context.connection) }
                     if let role {
                         guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
                         try becomePlugin(context, name: pluginName, provides: provides)
@@ -135,7 +141,7 @@ extension CommandRouter {
                     "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
                 arguments: [],
                 result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
+                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser, accounts: {uid: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
             ) { _, _ throws(WireError) in
                 { context throws(WireError) in
                     let state = context.state
@@ -158,11 +164,16 @@ extension CommandRouter {
                         writer.int(state.connectionsClosedForHeldOutput)
                         writer.key("clients")
                         writer.beginArray()
+                        // Totals over data sources the caller may not read would tell them apart from missing
+                        // ones: administrators see everything, others what they may read.
+                        let everything = state.policy.isAdministrator(context.connection.identity)
+                        let readable = state.dataSources.values.filter { everything || state.canRead($0.model, context.connection) }
                         for id in state.connections.keys.sorted() {
                             let connection = state.connections[id]!
+                            let views = everything || connection.identity.uid == context.connection.identity.uid ? connection.views.count : 0
                             var entry: [String: JSONValue] = [
                                 "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
-                                "views": .int(connection.views.count),
+                                "views": .int(views),
                             ]
                             if let user = connection.identity.user { entry["user"] = .string(user) }
                             if let client = connection.clientName { entry["client"] = .string(client) }
@@ -172,9 +183,9 @@ extension CommandRouter {
                         writer.endArray()
                         writer.endObject()
                         writer.key("views")
-                        writer.int(state.viewCount)
+                        writer.int(everything ? state.viewCount : readable.reduce(0) { $0 + $1.views.count })
                         writer.key("items")
-                        writer.int(state.totalItems)
+                        writer.int(everything ? state.totalItems : readable.reduce(0) { $0 + $1.snapshot.numberOfItems })
                         writer.key("dataSources")
                         writer.beginArray()
                         for name in state.dataSources.keys.sorted() {
@@ -191,11 +202,13 @@ extension CommandRouter {
                         writer.beginObject()
                         writer.key("registrations")
                         writer.beginArray()
-                        for name in state.registrationOrder {
+                        for key in state.registrationOrder {
                             writer.beginObject()
                             writer.key("registration")
-                            writer.string(name)
-                            writeTotals(state.cellTotals(registration: name), to: &writer)
+                            writer.string(Registration.name(ofKey: key))
+                            writer.key("owner")
+                            writer.int(Int(state.registrations[key]?.owner ?? 0))
+                            writeTotals(state.cellTotals(registration: key), to: &writer)
                             writer.endObject()
                         }
                         writer.endArray()
@@ -261,6 +274,9 @@ extension CommandRouter {
                                     uniqueKeysWithValues: state.model.storedBytesByOwner
                                         .filter { state.policy.isAdministrator(context.connection.identity) || $0.key == context.connection.identity.uid }
                                         .map { (String($0.key), JSONValue.int($0.value)) })),
+                            // Every part of each user's account (maxBytesPerUser counts them all), by uid
+                            // (a root relay's as "0-relay"), under the same rule.
+                            "accounts": state.accountsJSON(visibleTo: context.connection),
                         ])
                         if let pipeline = state.pipeline {
                             writer.key("storage")
@@ -299,6 +315,7 @@ extension CommandRouter {
             "maxItemsPerDataSource": .int(configuration.maximumItemsPerDataSource),
             "maxBatchOperations": .int(configuration.maximumBatchOperations),
             "maxIdentifierBytes": .int(configuration.maximumIdentifierBytes),
+            "maxDisplaySignalsPerViewPerSecond": .int(configuration.maximumDisplaySignalsPerViewPerSecond),
             "maxConnections": .int(configuration.maximumConnections),
             "maxRegistrations": .int(configuration.maximumRegistrations),
             "maxPooledCells": .int(configuration.maximumPooledCells),

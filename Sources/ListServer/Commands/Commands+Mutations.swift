@@ -167,7 +167,9 @@ extension CommandRouter {
                 if count > limit {
                     throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(limit).")
                 }
-                let current = context.state.model.dataSources[name]
+                // A data source the caller may not read is built against as a missing one: the commit
+                // refuses it as one, after the same work.
+                let current = context.state.visibleDataSource(name, to: context.connection)?.model
                 if let prepared = context.prepared, prepared.dataSource == name, prepared.applies(to: current) {
                     // Built and diffed off the loop against this very version (a large request).
                     return try commitMutation(

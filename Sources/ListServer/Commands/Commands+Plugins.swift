@@ -54,13 +54,14 @@ extension CommandRouter {
                     "listd is starting its supervised plugins (\(comingUp.sorted().joined(separator: ", "))): the types they provide are theirs, and not known until they connect; try again once they have.")
             }
         }
-        // A supervised plugin's types stay its own while the supervisor restarts it.
+        // A supervised plugin's types (those it announced, and those its configuration names) stay its
+        // own while the supervisor starts or restarts it.
         for type in types {
             guard let holder = state.pluginTypeReservations[type], holder != supervised else { continue }
             if state.supervisor?.manages(holder) == true {
                 throw WireError(
                     .pluginTypeTaken,
-                    "Type \"\(type)\" belongs to the supervised plugin \"\(holder)\", which listd is restarting.")
+                    "Type \"\(type)\" belongs to the supervised plugin \"\(holder)\": only the process listd starts for it may provide it.")
             }
             state.pluginTypeReservations[type] = nil
         }

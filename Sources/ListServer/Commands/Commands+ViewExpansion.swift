@@ -114,18 +114,28 @@ extension CommandRouter {
     }
 
     /// Refuses a further view of the user showing an expansion of its own past
-    /// `maxOwnExpansionViewsPerUser` (each holds a copy of its data source's snapshot). Root is exempt.
+    /// `maxOwnExpansionViewsPerUser`, or one whose copy of its data source's snapshot would take the
+    /// viewer's account past `maxBytesPerUser` (`quota-exceeded`, part `expansions`). Root's own
+    /// connections are exempt (a relay's are not).
     static func checkOwnExpansionQuota(for view: ViewSession, _ state: ServerState) throws(WireError) {
+        let holder = view.connection.accountHolder
+        guard holder.isCharged else { return }
+        if let dataSource = state.dataSources[view.dataSource] {
+            let snapshot = dataSource.snapshot
+            let copy = snapshot.storedBytes + (snapshot.numberOfItems + snapshot.numberOfSections) * ViewExpansion.entryBytes
+            try state.checkCharge(of: view.connection, adding: copy, to: .expansions)
+        }
         let uid = view.connection.identity.uid
         let limit = state.configuration.maximumOwnExpansionViewsPerUser
-        guard uid != 0 else { return }
         var held = 0
-        for dataSource in state.dataSources.values { held += dataSource.viewsWithOwnExpansion.lazy.filter { $0.connection.identity.uid == uid }.count }
+        for dataSource in state.dataSources.values {
+            held += dataSource.viewsWithOwnExpansion.lazy.filter { $0.connection.accountHolder == holder }.count
+        }
         guard held >= limit else { return }
         throw WireError(
-            .limitExceeded,
+            .quotaExceeded,
             "User \(view.connection.identity.displayName) (uid \(uid)) has \(held) views showing an expansion of their own; the limit is \(limit) (maxOwnExpansionViewsPerUser). Detach one first.",
-            details: ["quota": "maxOwnExpansionViewsPerUser", "limit": .int(limit)])
+            details: ["quota": "maxOwnExpansionViewsPerUser", "uid": .int(Int(uid)), "limit": .int(limit)])
     }
 
     /// The `expansion` argument of `attach`: `{section: {expanded?: [item], collapsed?: [item]}}`, what a

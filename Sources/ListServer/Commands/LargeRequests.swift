@@ -67,7 +67,7 @@ extension CommandRouter {
                 // The thread is stopping (listd is): do it here.
                 return deferred.resolve(line.withUnsafeBytes { router.handle(line: $0, connection: connection) })
             }
-            guard let input, let job = input.job(state: connection.state) else {
+            guard let input, let job = input.job(state: connection.state, for: connection) else {
                 return deferred.resolve(line.withUnsafeBytes { router.handle(decoded, line: $0, connection: connection) })
             }
             pool.runIfActive(eventLoop: loop) { try job.run() }.whenComplete { prepared in
@@ -100,12 +100,13 @@ struct ApplyInput: Sendable {
     }
 
     /// The work against the data source as it is now (on the loop): `nil` when the command would refuse
-    /// the snapshot before building it (over the item limit).
-    func job(state: ServerState) -> ApplyJob? {
+    /// the snapshot before building it (over the item limit). A data source `connection`'s user may not
+    /// read is worked against as a missing one (nothing of it is read; the command refuses it as one).
+    func job(state: ServerState, for connection: ConnectionHandler) -> ApplyJob? {
         let count = sections.reduce(0) { $0 + $1.items.count }
         guard count <= state.configuration.maximumItemsPerDataSource else { return nil }
-        let base = state.model.dataSources[dataSource].map {
-            ApplyJob.Base(snapshot: $0.snapshot, version: $0.version, incarnation: $0.incarnation)
+        let base = state.visibleDataSource(dataSource, to: connection).map {
+            ApplyJob.Base(snapshot: $0.model.snapshot, version: $0.model.version, incarnation: $0.model.incarnation)
         }
         return ApplyJob(input: self, base: base)
     }
@@ -174,7 +175,9 @@ extension CommandRouter {
         case .replaceOutline, .setExpansion: break
         default: return nil
         }
-        guard let current = state.model.dataSources[name], current.storedItemCount >= rehearsedItems, let base = state.model.rehearsalBase(of: name)
+        // Only for a data source the user may read (a hidden one costs what a missing one does).
+        guard let current = state.visibleDataSource(name, to: context.connection)?.model, current.storedItemCount >= rehearsedItems,
+            let base = state.model.rehearsalBase(of: name)
         else { return nil }
         let limits = state.changeLimits
         let deferred = Deferred<CommandResult>()

@@ -27,6 +27,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var registrationRepeats = RegistrationRepeats()
     /// What the client said it is in `hello`.
     var clientName: String?
+    /// The client said in `hello` that it relays for others (listweb's pages): charged like any user,
+    /// root's included (see `AccountHolder`).
+    var isRelay = false
+    /// The account this connection's views, queues and output are charged to.
+    var accountHolder: AccountHolder { AccountHolder(uid: identity.uid, relay: isRelay) }
     /// Set when this connection said `hello` as a plugin.
     var plugin: PluginSession?
     /// A request is waiting before it can reply (a dequeue waiting for plugins, a request waiting for a
@@ -319,7 +324,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Detaches every view of this connection from its data source.
     private func detachAllViews() {
-        for attachment in views { state.dataSources[attachment.dataSource]?.detach(view: attachment.name) }
+        for attachment in views {
+            state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
+            attachment.releaseCharges()
+        }
         views.removeAll()
     }
 
@@ -397,6 +405,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// `reason`, e.g. `access`, why else).
     func viewDropped(_ view: ViewSession, reason: String? = nil) {
         views.remove(view)
+        view.releaseCharges()
         sendEvent(ViewEvent.dropped(dataSource: view.dataSource, view: view.name, reason: reason))
     }
 

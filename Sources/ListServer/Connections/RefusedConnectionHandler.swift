@@ -38,12 +38,12 @@ extension ServerState {
                 .limitExceeded, "listd holds \(connections.count) connections, its limit (maxConnections).",
                 details: ["limit": "maxConnections"])
             logRefusal("refusing a connection: maxConnections", identity, connections: connections.count, level: .warning)
-        } else if identity.uid != 0, let held = connectionsPerUser[identity.uid], held >= configuration.maximumConnectionsPerUser {
+        } else if identity.uid != 0, case let held = connectionCount(of: identity.uid), held >= configuration.maximumConnectionsPerUser {
             quotaRefusals += 1
             error = WireError(
-                .limitExceeded,
+                .quotaExceeded,
                 "User \(identity.displayName) (uid \(identity.uid)) holds \(held) connections, the per-user limit (maxConnectionsPerUser).",
-                details: ["quota": "maxConnectionsPerUser", "uid": .int(Int(identity.uid))])
+                details: ["quota": "maxConnectionsPerUser", "uid": .int(Int(identity.uid)), "limit": .int(configuration.maximumConnectionsPerUser)])
             logRefusal("quota exceeded: refusing a connection (maxConnectionsPerUser)", identity, connections: held, level: .notice)
         } else {
             return nil

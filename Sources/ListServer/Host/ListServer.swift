@@ -75,6 +75,16 @@ public final class ListServer: Sendable {
             }
             return NIOLoopBound(state, eventLoop: loop)
         }.get()
+        // Plugins connect to the socket's path: the one bound, or the one systemd bound for us.
+        let socketPath: String
+        switch configuration.listener {
+        case .path(let path): socketPath = path
+        case .inheritedDescriptor(let descriptor, let path): socketPath = path ?? boundPath(of: descriptor) ?? ""
+        }
+        let supervisor = PluginSupervisor(socketPath: socketPath, logger: logger)
+        // The supervised plugins' types are theirs before the socket accepts anything.
+        let supervised = socketPath.isEmpty ? [] : configuration.plugins
+        try await hold(supervised, for: supervisor, in: state, on: loop)
         let router = CommandRouter.shared
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -120,21 +130,30 @@ public final class ListServer: Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        // Plugins connect to the socket's path: the one bound, or the one systemd bound for us.
-        let socketPath: String
-        switch configuration.listener {
-        case .path(let path): socketPath = path
-        case .inheritedDescriptor(let descriptor, let path): socketPath = path ?? boundPath(of: descriptor) ?? ""
-        }
-        let supervisor = PluginSupervisor(socketPath: socketPath, logger: logger)
         let server = ListServer(group: group, channel: channel, state: state, ownsSocketFile: ownsSocketFile, supervisor: supervisor, logger: logger)
-        try await loop.submit { state.value.supervisor = supervisor }.get()
         try await server.startTimers()
         if !configuration.plugins.isEmpty {
             if socketPath.isEmpty { logger.error("the inherited socket has no path: plugins cannot connect, so none is started") }
             else { await supervisor.update(configuration.plugins, grace: .milliseconds(configuration.pluginStopGraceMilliseconds)) }
         }
         return server
+    }
+
+    /// Makes `supervisor` the server's and holds what `specs` will provide before any connection can
+    /// announce it (at start, before the socket accepts; on reload, before the new configuration takes
+    /// effect): each plugin is listed as coming up (hello then refuses other plugins until it has
+    /// connected), and the types a spec names (`provides`) are reserved for it.
+    private static func hold(
+        _ specs: [SupervisedPluginSpec], for supervisor: PluginSupervisor, in state: NIOLoopBound<ServerState>, on loop: EventLoop
+    ) async throws {
+        supervisor.reserve(specs)
+        try await loop.submit {
+            let serverState = state.value
+            serverState.supervisor = supervisor
+            for spec in specs {
+                for type in spec.provides where serverState.pluginsByType[type] == nil { serverState.pluginTypeReservations[type] = spec.name }
+            }
+        }.get()
     }
 
     /// `path` with its directory resolved, once no other user can change what it names: the directory
@@ -266,6 +285,8 @@ public final class ListServer: Sendable {
     /// longer listed are stopped, new ones started; the others keep running.
     public func reload(_ configuration: ServerConfiguration) async {
         let state = self.state
+        // New plugins' types are held before the new configuration is in force.
+        try? await Self.hold(configuration.plugins, for: supervisor, in: state, on: channel.eventLoop)
         try? await channel.eventLoop.submit {
             var updated = configuration
             updated.listener = state.value.configuration.listener

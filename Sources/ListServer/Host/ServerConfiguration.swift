@@ -21,6 +21,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How many bytes of pushed events may wait unsent for a connection with attached views before the
     /// view is told `overflow` and disconnected.
     public var maximumViewQueueBytes: Int = 32 << 20
+    /// How many times a second each view may signal what it displays (`prefetch` requests, refused past
+    /// it with `limit-exceeded`; dequeues while the data source is watched, whose items are then only
+    /// counted in the `display` event's `more`). A second's worth may come at once. 0: unlimited.
+    public var maximumDisplaySignalsPerViewPerSecond: Int = 120
     public var maximumDataSources: Int = 10_000
     public var maximumItemsPerDataSource: Int = 10_000_000
     public var maximumBatchOperations: Int = 100_000

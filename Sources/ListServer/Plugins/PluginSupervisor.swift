@@ -12,11 +12,16 @@ public struct SupervisedPluginSpec: Sendable, Hashable {
     /// The executable's path and its arguments.
     public var executable: String
     public var arguments: [String]
+    /// The types the plugin provides, when the configuration names them: held for it from before listd
+    /// listens (or a reload takes effect), so that no other connection may ever announce them. Unnamed,
+    /// no other plugin may announce any type until this one has connected (or its first run ended).
+    public var provides: [String]
 
-    public init(name: String? = nil, executable: String, arguments: [String] = []) {
+    public init(name: String? = nil, executable: String, arguments: [String] = [], provides: [String] = []) {
         self.name = name ?? String(executable.split(separator: "/").last ?? Substring(executable))
         self.executable = executable
         self.arguments = arguments
+        self.provides = provides
     }
 }
 
@@ -44,6 +49,8 @@ public final class PluginSupervisor: Sendable {
         var status: Status
         var stopping = false
         var finished = false
+        /// Its thread was started (an entry is reserved before that: see `reserve`).
+        var launched = false
     }
 
     private let socketPath: String
@@ -69,12 +76,37 @@ public final class PluginSupervisor: Sendable {
     /// Makes `specs` the running set: starts new plugins, stops those no longer listed (a changed command
     /// counts as both). Returns once the stopped ones have exited.
     public func update(_ specs: [SupervisedPluginSpec], grace: Duration) {
-        let (current, running) = entries.withLockedValue { entries in
-            (entries.filter { !$0.value.stopping }, Set(entries.values.filter { !$0.stopping }.map { $0.spec }))
-        }
+        reserve(specs)
         let wanted = Set(specs)
-        stop(ids: current.filter { !wanted.contains($0.value.spec) }.map(\.key), grace: grace)
-        for spec in specs where !running.contains(spec) { start(spec) }
+        let unwanted = entries.withLockedValue { entries in entries.filter { !$0.value.stopping && !wanted.contains($0.value.spec) }.map(\.key) }
+        stop(ids: unwanted, grace: grace)
+        launchReserved()
+    }
+
+    /// Lists the plugins of `specs` not yet supervised as coming up (no process yet), without starting
+    /// them: from then on `statuses` shows them and `supervisedName` knows their first process, so that
+    /// hello can keep their types for them. Called before the socket accepts (and before a reload takes
+    /// effect); `update` starts them.
+    public func reserve(_ specs: [SupervisedPluginSpec]) {
+        Self.inheritedDescriptorsClosedOnExec
+        let known = entries.withLockedValue { entries in Set(entries.values.filter { !$0.stopping }.map(\.spec)) }
+        for spec in specs where !known.contains(spec) {
+            let id = nextID.withLockedValue { value in
+                value += 1
+                return value
+            }
+            entries.withLockedValue { $0[id] = Entry(spec: spec, status: Status(name: spec.name, executable: spec.executable)) }
+        }
+    }
+
+    /// Starts a thread for every reserved plugin that has none.
+    private func launchReserved() {
+        let ids = entries.withLockedValue { entries in
+            let ids = entries.filter { !$0.value.launched && !$0.value.stopping }.map(\.key).sorted()
+            for id in ids { entries[id]?.launched = true }
+            return ids
+        }
+        for id in ids { startThread { self.supervise(id) } }
     }
 
     /// Stops every plugin: SIGTERM, and SIGKILL for those still running after `grace`.
@@ -180,21 +212,13 @@ public final class PluginSupervisor: Sendable {
         }
     }()
 
-    private func start(_ spec: SupervisedPluginSpec) {
-        Self.inheritedDescriptorsClosedOnExec
-        let id = nextID.withLockedValue { value in
-            value += 1
-            return value
-        }
-        entries.withLockedValue { $0[id] = Entry(spec: spec, status: Status(name: spec.name, executable: spec.executable)) }
-        startThread { self.supervise(id) }
-    }
-
     private func stop(ids: [Int], grace: Duration) {
         guard !ids.isEmpty else { return }
         let pids = entries.withLockedValue { entries in
             ids.compactMap { id -> Int32? in
                 entries[id]?.stopping = true
+                // One reserved and never started has no thread to finish it.
+                if entries[id]?.launched == false { entries[id]?.finished = true }
                 return entries[id]?.status.pid
             }
         }

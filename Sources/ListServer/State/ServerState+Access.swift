@@ -17,15 +17,37 @@ extension ServerState {
         userNames.name(of: uid) ?? String(uid)
     }
 
-    /// Refuses `registration` for a provider set when a registration of that name belonged to someone
-    /// else (it was unregistered and another user took the name): `registration-not-found`, as for a
-    /// missing one, until the data source's owner sets the provider again.
-    func checkBinding(of provider: CellProvider, to registration: Registration, for what: String) throws(WireError) {
-        guard !provider.serves(registration.name, owner: registration.owner) else { return }
-        let meant = provider.registrationOwners[registration.name].map(userName(of:)) ?? "?"
+    /// The registration a provider of `dataSource` names with `reference`: the data source owner's of that
+    /// name, or the one of the owner the reference names. Another user's registration of that name is never
+    /// taken instead: `registration-not-found` (for `what`, e.g. `item "x"`).
+    func registration(_ reference: RegistrationReference, of dataSource: DataSourceModel, for what: String) throws(WireError) -> Registration {
+        if let found = registrations[reference.key(dataSourceOwner: dataSource.owner)] { return found }
+        let whose = userName(of: reference.owner ?? dataSource.owner)
         throw WireError(
             .registrationNotFound,
-            "Registration \"\(registration.name)\" (for \(what)) is not the one the cell provider was set with: that one was \(meant)'s and is gone; this one is \(userName(of: registration.owner))'s. Set the cell provider again to use it.")
+            "Registration \"\(reference.name)\" (for \(what)) does not exist among \(whose)'s registrations"
+                + (reference.owner == nil ? " (a cell provider names its data source owner's registrations unless it gives an owner)." : "."))
+    }
+
+    /// The registration `name` a read names: with `owner`, that user's; else the caller's own, and when the
+    /// caller has none, the only one of that name (several users having one: `invalid-argument`, give `owner`).
+    func registration(named name: String, owner: UInt32?, caller: PeerIdentity) throws(WireError) -> Registration {
+        if let owner {
+            guard let found = model.registration(named: name, owner: owner) else {
+                throw WireError(.registrationNotFound, "Registration \"\(name)\" of \(userName(of: owner)) (uid \(owner)) does not exist.")
+            }
+            return found
+        }
+        if let own = model.registration(named: name, owner: caller.uid) { return own }
+        // Bounded by maxRegistrations, and only for a name the caller has none of.
+        let others = Array(registrationOrder.lazy.compactMap { self.registrations[$0] }.filter { $0.name == name }.prefix(2))
+        switch others.count {
+        case 0: throw WireError(.registrationNotFound, "Registration \"\(name)\" does not exist.")
+        case 1: return others.first!
+        default:
+            throw WireError(
+                .invalidArgument, "Several users have a registration \"\(name)\" and user \(caller.displayName) has none; give \"owner\" (a user name or uid).")
+        }
     }
 
     /// `change` with what it creates owned by `uid`.
@@ -38,12 +60,10 @@ extension ServerState {
             creation.owner = uid
             return .dataSource(name: name, ifVersion: ifVersion, createAs: creation, operation)
         case .register(var registration):
-            registration.owner = uid
+            registration.owner = uid  // always in the caller's own namespace
             return .register(registration)
-        case .replaceRegistration(var registration):
-            registration.owner = uid  // when it makes one; a replaced one keeps its owner
-            return .replaceRegistration(registration)
-        case .dataSource, .dropDataSource, .unregister:
+        case .dataSource, .dropDataSource, .replaceRegistration, .unregister:
+            // A replacement or deletion names its owner (the caller's own unless it gave another).
             return change
         }
     }
@@ -68,23 +88,16 @@ extension ServerState {
             } else if creation != nil {
                 try authorizeCreating(name, by: identity)
             }
-        case .register(let registration):
-            // Registering an identical definition again changes nothing, so anyone may; another definition
-            // under a taken name is the owner's (or an administrator's) to make.
-            if let existing = model.registrations[registration.name], existing.definition != registration.definition,
-                !policy.mayChangeRegistration(identity, ownedBy: existing.owner)
-            {
-                throw registrationDenied(existing, by: identity, to: "register another definition under its name")
-            }
+        case .register:
+            break  // made in the caller's own namespace: another user's of that name is another registration
         case .replaceRegistration(let registration):
-            if let existing = model.registrations[registration.name], existing.definition != registration.definition,
-                !policy.mayChangeRegistration(identity, ownedBy: existing.owner)
-            {
-                throw registrationDenied(existing, by: identity, to: "replace it")
+            // Another user's registration (named with `owner`) is the administrators' to replace, or make.
+            if !policy.mayChangeRegistration(identity, ownedBy: registration.owner) {
+                throw registrationDenied(registration.name, ownedBy: registration.owner, by: identity, to: "replace it")
             }
-        case .unregister(let name):
-            if let existing = model.registrations[name], !policy.mayChangeRegistration(identity, ownedBy: existing.owner) {
-                throw registrationDenied(existing, by: identity, to: "unregister it")
+        case .unregister(let name, let owner):
+            if !policy.mayChangeRegistration(identity, ownedBy: owner) {
+                throw registrationDenied(name, ownedBy: owner, by: identity, to: "unregister it")
             }
         }
     }
@@ -122,12 +135,12 @@ extension ServerState {
             details: ["dataSource": .string(name), "required": "write"])
     }
 
-    private func registrationDenied(_ registration: Registration, by identity: PeerIdentity, to purpose: String) -> WireError {
-        let owner = userName(of: registration.owner)
+    private func registrationDenied(_ name: String, ownedBy uid: UInt32, by identity: PeerIdentity, to purpose: String) -> WireError {
+        let owner = userName(of: uid)
         return WireError(
             .permissionDenied,
-            "Registration \"\(registration.name)\" is owned by \(owner) (uid \(registration.owner)); user \(identity.displayName) (uid \(identity.uid)) may use it but not \(purpose).",
-            details: ["registration": .string(registration.name), "owner": .int(Int(registration.owner)), "ownerName": .string(owner)])
+            "Registration \"\(name)\" of \(owner) (uid \(uid)) is \(owner)'s; user \(identity.displayName) (uid \(identity.uid)) may name it in cell providers but not \(purpose).",
+            details: ["registration": .string(name), "owner": .int(Int(uid)), "ownerName": .string(owner)])
     }
 
     /// Refuses when `identity` may not act on `view`, another connection's view: only its own user and

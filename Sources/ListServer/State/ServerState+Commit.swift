@@ -1,3 +1,4 @@
+import CellCore
 import DiffableCore
 import ListDurability
 import ListEngine
@@ -114,18 +115,18 @@ extension ServerState {
             break
         case .register(let registration):
             guard applied.outcome.createdRegistration else { break }
-            committed.afterReply.append { [self] in tellViews(registration: registration.name, change: .created) }
+            committed.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
         case .replaceRegistration(let registration):
             if applied.outcome.createdRegistration {
-                committed.afterReply.append { [self] in tellViews(registration: registration.name, change: .created) }
+                committed.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
             } else if applied.outcome.replacedRegistration {
                 // Cells configured by the old definition go (pooled ones would come back configured the old
                 // way); the views dequeue theirs again, configured the new way.
                 committed.afterReply.append { [self] in
                     for dataSource in dataSources.values {
-                        for view in dataSource.attachedViews { view.cells.drain(registration: registration.name) }
+                        for view in dataSource.attachedViews { view.cells.drain(registration: registration.key) }
                     }
-                    tellViews(registration: registration.name, change: .replaced)
+                    tellViews(registration: registration.key, change: .replaced)
                 }
             }
         case .dropDataSource:
@@ -164,12 +165,12 @@ extension ServerState {
             if let retired {
                 committed.afterReply.append { [self] in releaseOffLoop(retired) }
             }
-        case .unregister(let name):
+        case .unregister(let name, let owner):
             committed.afterReply.append { [self] in
                 for dataSource in dataSources.values {
-                    for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+                    for view in dataSource.attachedViews { view.cells.drain(registration: Registration.key(owner: owner, name: name)) }
                 }
-                tellViews(registration: name, change: .deleted)
+                tellViews(registration: Registration.key(owner: owner, name: name), change: .deleted)
             }
         }
         return committed
@@ -219,14 +220,15 @@ extension ServerState {
         return byView
     }
 
-    /// Tells the views of every data source whose cell or supplementary provider names `registration` that
-    /// it was made, deleted or replaced (`registrationChanged`): the cells that failed for want of it, or
-    /// that it configured, are to be dequeued again.
-    func tellViews(registration: String, change: ViewEvent.RegistrationChange) {
-        for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: registration) {
+    /// Tells the views of every data source whose cell or supplementary provider names the registration of
+    /// this key (`Registration.key`) that it was made, deleted or replaced (`registrationChanged`, naming
+    /// it by name): the cells that failed for want of it, or that it configured, are to be dequeued again.
+    func tellViews(registration key: String, change: ViewEvent.RegistrationChange) {
+        let name = Registration.name(ofKey: key)
+        for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: key) {
             for view in dataSource.attachedViews {
                 view.connection.sendEvent(
-                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: registration, change: change))
+                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: name, change: change))
             }
         }
     }
@@ -256,12 +258,12 @@ extension ServerState {
             for view in dataSource.viewsWithOwnExpansion { dataSource.reprojectExpansion(of: view) }
         }
         // A registration is as it was again: cells a view took of it meanwhile go, and the views are told.
-        for name in Set(undos.compactMap(\.registration)) {
+        for key in Set(undos.compactMap(\.registration)) {
             for dataSource in dataSources.values {
-                for view in dataSource.attachedViews { view.cells.drain(registration: name) }
+                for view in dataSource.attachedViews { view.cells.drain(registration: key) }
             }
-            let now = model.registrations[name] != nil
-            tellViews(registration: name, change: !now ? .deleted : registrationsBefore.contains(name) ? .replaced : .created)
+            let now = model.registrations[key] != nil
+            tellViews(registration: key, change: !now ? .deleted : registrationsBefore.contains(key) ? .replaced : .created)
         }
     }
 }

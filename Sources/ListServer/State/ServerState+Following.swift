@@ -61,12 +61,12 @@ extension ServerState {
     func restoreFollowedRegistrations(_ stored: [Registration]) {
         let before = Set(model.registrations.keys)
         guard let changed = engine.restoreRegistrations(stored) else { return }
-        for registration in changed {
+        for key in changed {
             for dataSource in dataSources.values {
-                for view in dataSource.attachedViews { view.cells.drain(registration: registration) }
+                for view in dataSource.attachedViews { view.cells.drain(registration: key) }
             }
-            let now = model.registrations[registration] != nil
-            tellViews(registration: registration, change: !now ? .deleted : before.contains(registration) ? .replaced : .created)
+            let now = model.registrations[key] != nil
+            tellViews(registration: key, change: !now ? .deleted : before.contains(key) ? .replaced : .created)
         }
     }
 

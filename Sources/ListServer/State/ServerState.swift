@@ -24,7 +24,12 @@ package final class ServerState {
     /// The thread large requests are decoded and prepared on (see LargeRequests.swift); none in process.
     var largeRequests: NIOThreadPool?
     /// Writes committed changes to the store (none with `--ephemeral`).
-    package var pipeline: CommitPipeline?
+    package var pipeline: CommitPipeline? {
+        didSet {
+            // The store keeps no more of a data source's change log than memory retains.
+            pipeline?.oldestRetainedVersion = { [unowned self] name in engine.dataSources[name]?.retained.oldestVersion }
+        }
+    }
     /// The opened state directory and store (none with `--ephemeral`).
     var storage: OpenedStorage?
     /// Follows the other instances sharing the store (PostgreSQL only).
@@ -43,8 +48,10 @@ package final class ServerState {
     /// The plugin processes listd runs itself (set once the socket listens).
     var supervisor: PluginSupervisor?
     var connections: [Int: ConnectionHandler] = [:]
-    /// Open connections per uid (for `maxConnectionsPerUser`).
-    var connectionsPerUser: [UInt32: Int] = [:]
+    /// Open connections per uid (for `maxConnectionsPerUser`, and to read a user's live account parts).
+    var connectionsOfUser: [UInt32: [Int: ConnectionHandler]] = [:]
+    /// Open connections per uid.
+    func connectionCount(of uid: UInt32) -> Int { connectionsOfUser[uid]?.count ?? 0 }
     /// listd's own identity: the owner of what it makes itself, and of in-process connections.
     let serviceIdentity = PeerIdentity.current
     /// User names of the uids that connected or own something.
@@ -86,6 +93,7 @@ package final class ServerState {
         engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { model, retained in
             DataSource(model: model, retained: retained)
         }
+        engine.model.accounts.liveBytes = { [unowned self] holder in liveAccountBytes(of: holder) }
     }
 
     func countCommand(_ index: Int) {
@@ -105,7 +113,7 @@ package final class ServerState {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = connection
-        connectionsPerUser[connection.identity.uid, default: 0] += 1
+        connectionsOfUser[connection.identity.uid, default: [:]][id] = connection
         connectionsAccepted += 1
         return id
     }
@@ -113,7 +121,8 @@ package final class ServerState {
     func unregister(_ connection: ConnectionHandler) {
         if connections.removeValue(forKey: connection.id) != nil {
             let uid = connection.identity.uid
-            if let count = connectionsPerUser[uid], count > 1 { connectionsPerUser[uid] = count - 1 } else { connectionsPerUser[uid] = nil }
+            connectionsOfUser[uid]?[connection.id] = nil
+            if connectionsOfUser[uid]?.isEmpty == true { connectionsOfUser[uid] = nil }
         }
         if let plugin = connection.plugin {
             for type in plugin.types where pluginsByType[type] === plugin { pluginsByType[type] = nil }

@@ -22,7 +22,10 @@ package final class DataSource: ServedDataSource {
     package override var hasViews: Bool { !views.isEmpty }
 
     func attach(_ attachment: ViewSession) {
-        if let previous = views[attachment.name], previous !== attachment { previous.isAttached = false }
+        if let previous = views[attachment.name], previous !== attachment {
+            previous.isAttached = false
+            previous.releaseCharges()
+        }
         views[attachment.name] = attachment
         attachment.isAttached = true
         viewOrder.append(attachment)
@@ -70,6 +73,7 @@ package final class DataSource: ServedDataSource {
     func detach(view name: String) {
         guard let view = views.removeValue(forKey: name) else { return }
         view.isAttached = false
+        view.releaseCharges()
         if expandingViews[name] === view { expandingViews[name] = nil }
         if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { !$0.isAttached } }
         if !view.selection.isEmpty {
@@ -79,10 +83,11 @@ package final class DataSource: ServedDataSource {
         }
     }
 
-    /// Whether the cell provider or a supplementary provider names the registration.
-    func names(registration: String) -> Bool {
-        if cellProvider?.registrationNames.contains(registration) == true { return true }
-        return supplementaryProviders.values.contains { $0.registrationNames.contains(registration) }
+    /// Whether the cell provider or a supplementary provider names the registration of this key
+    /// (`Registration.key`: another user's registration of that name is another registration).
+    func names(registration key: String) -> Bool {
+        if cellProvider?.names(key: key, dataSourceOwner: model.owner) == true { return true }
+        return supplementaryProviders.values.contains { $0.names(key: key, dataSourceOwner: model.owner) }
     }
 
     /// The attached views in attach order. O(views attached and recently detached).
@@ -101,7 +106,9 @@ final class ViewSession {
     let name: String
     let dataSource: String
     unowned let connection: ConnectionHandler
-    var cells: ViewCells
+    var cells: ViewCells {
+        didSet { chargeKeptBytes() }
+    }
     /// The items selected in this view (`setState` with `selected`).
     var selection = ViewSelection()
     /// Whether this view gets `selectionChanged` events about other views (`attach` with `selectionEvents`).
@@ -110,7 +117,14 @@ final class ViewSession {
     fileprivate(set) var isAttached = false
     /// What the view expanded or collapsed itself (expansion scope `perView`), and what it shows as a
     /// result; `nil` while it shows the data source's snapshot as it is. Kept by `DataSource`.
-    fileprivate(set) var expansion: ViewExpansion?
+    fileprivate(set) var expansion: ViewExpansion? {
+        didSet { chargeKeptBytes() }
+    }
+    /// What this view's cells and expansion copy are charged to its user's account now (see
+    /// `chargeKeptBytes`); charging stops once the view is detached.
+    private var chargedCellBytes = 0
+    private var chargedExpansionBytes = 0
+    private var charges = true
 
     /// The snapshot this view shows, whose index paths its requests give: its own projection, or the
     /// data source's snapshot.
@@ -123,5 +137,31 @@ final class ViewSession {
         self.dataSource = dataSource
         self.connection = connection
         self.cells = ViewCells(poolLimit: poolLimit)
+    }
+
+    /// Brings the charges of the viewer's account (`cells`, `expansions`) to what the view keeps. O(1)
+    /// for cells; an expansion's size is read in O(sections it overrides).
+    private func chargeKeptBytes() {
+        guard charges else { return }
+        let accounts = connection.state.model.accounts
+        let cellBytes = cells.keptBytes
+        if cellBytes != chargedCellBytes {
+            accounts.charge(connection.accountHolder, .cells, cellBytes - chargedCellBytes)
+            chargedCellBytes = cellBytes
+        }
+        let expansionBytes = expansion?.heldBytes ?? 0
+        if expansionBytes != chargedExpansionBytes {
+            accounts.charge(connection.accountHolder, .expansions, expansionBytes - chargedExpansionBytes)
+            chargedExpansionBytes = expansionBytes
+        }
+    }
+
+    /// Once detached: what the view kept is no longer charged (it goes with the view).
+    func releaseCharges() {
+        guard charges else { return }
+        let accounts = connection.state.model.accounts
+        accounts.charge(connection.accountHolder, .cells, -chargedCellBytes)
+        accounts.charge(connection.accountHolder, .expansions, -chargedExpansionBytes)
+        (chargedCellBytes, chargedExpansionBytes, charges) = (0, 0, false)
     }
 }

@@ -3,51 +3,70 @@ import NIOCore
 
 /// What a data source's views display and are about to display, for the connections that watch it
 /// (`watchDisplay`): UIKit's `willDisplay` (every cell a view dequeues) and `prefetchItemsAt` (what a
-/// view reports with `prefetch`), as `display` events. Signals of one event-loop turn are coalesced per
-/// view into one event; each list is bounded (`maximumItemsPerEvent`, the rest counted in `more`).
-/// Nothing is kept while no one watches. Confined to the event loop.
+/// view reports with `prefetch`), as `display` events, and the owner's `didReorder` events.
+///
+/// Each watcher has a queue of its own (`DisplayWatchQueue`): a view's signals merge there until they
+/// are sent (at the end of the loop's turn, or once a watcher that reads slowly has drained its
+/// output), each list bounded (`maximumItemsPerEvent` items, `maximumItemBytesPerEvent` bytes; the
+/// rest counted in `more`), so an event is at most about twice that however large the requests. What a
+/// watcher's queue holds plus its unsent output may not pass `maxViewQueueBytes`: past it the watcher
+/// gets `{"event": "overflow", "dataSource", "watch": "display", "limit"}` and stops watching (its
+/// connection stays open; `watchDisplay` again starts over from what the views show). Views signal at
+/// most `maxDisplaySignalsPerViewPerSecond` times a second (`DisplaySignalRates`). Nothing is kept
+/// while no one watches. Confined to the event loop.
 final class DisplaySignals {
     /// The most item identifiers one list of an event carries.
     static let maximumItemsPerEvent = 1_000
+    /// The most bytes of item identifiers one list of an event carries.
+    static let maximumItemBytesPerEvent = 64 << 10
 
-    private struct Watcher {
-        weak var connection: ConnectionHandler?
-    }
-
-    private struct Pending {
-        var willDisplay: [String] = []
-        var prefetch: [String] = []
-        var seen = Set<String>()
-        var prefetchSeen = Set<String>()
-        var more = 0
-    }
-
-    private var watchers: [ObjectIdentifier: Watcher] = [:]
-    private var pending: [String: Pending] = [:]
-    private var viewOrder: [String] = []
+    private var watchers: [ObjectIdentifier: DisplayWatchQueue] = [:]
+    private var rates = DisplaySignalRates()
     private var flushScheduled = false
+    /// The data source's name, for the events (set by the first signal or watch).
+    private var dataSource = ""
 
     /// Whether anyone watches (signals cost nothing otherwise).
     var isWatched: Bool { !watchers.isEmpty }
 
-    func watch(_ connection: ConnectionHandler) {
+    /// Starts sending `connection` the signals of `dataSource`, first what its views show now
+    /// (`current`: per view, the items displayed, in order).
+    func watch(_ connection: ConnectionHandler, dataSource: String, current: [(view: String, items: [String])]) {
         pruneClosed()
-        watchers[ObjectIdentifier(connection)] = Watcher(connection: connection)
+        self.dataSource = dataSource
+        let queue = watchers[ObjectIdentifier(connection)] ?? DisplayWatchQueue(connection: connection)
+        watchers[ObjectIdentifier(connection)] = queue
+        for (view, items) in current where !items.isEmpty { queue.note(view: view, items: items, prefetch: false, rateLimited: false) }
+        if !queue.isEmpty { enforceLimit(on: queue) }
     }
 
     /// Stops `connection` watching; returns whether it did.
     @discardableResult
-    func unwatch(_ connection: ConnectionHandler) -> Bool { watchers.removeValue(forKey: ObjectIdentifier(connection)) != nil }
+    func unwatch(_ connection: ConnectionHandler) -> Bool {
+        guard let queue = watchers.removeValue(forKey: ObjectIdentifier(connection)) else { return false }
+        queue.clear()
+        return true
+    }
 
     /// Stops the watchers `stillAllowed` says no longer may (the policy changed).
     func keepWatchers(where stillAllowed: (ConnectionHandler) -> Bool) {
         watchers = watchers.filter { $0.value.connection.map(stillAllowed) ?? false }
     }
 
-    /// Sends an owner's event (`didReorder`) to every watcher still there.
+    /// Sends an owner's event (`didReorder`) to every watcher still there, in order with the signals.
     func send(_ event: [UInt8]) {
         pruneClosed()
-        for watcher in watchers.values { watcher.connection?.sendEvent(event) }
+        for queue in Array(watchers.values) {
+            queue.add(event: event)
+            enforceLimit(on: queue)
+        }
+        deliverHeld()
+    }
+
+    /// Takes one signal from `view`'s allowance (`maxDisplaySignalsPerViewPerSecond`): nil when it may
+    /// signal, else the milliseconds until it may again.
+    func admitSignal(view: String, perSecond: Int) -> Int? {
+        rates.admit(view: view, perSecond: perSecond, now: .now())
     }
 
     /// Forgets watchers whose connection is gone or closing.
@@ -77,40 +96,69 @@ final class DisplaySignals {
         return writer.bytes
     }
 
+    /// `{"event": "overflow", "dataSource", "watch": "display", "limit"}`: the watch fell `limit` bytes
+    /// behind and stopped.
+    static func overflowEvent(dataSource: String, limit: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("overflow")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("watch")
+        writer.string("display")
+        writer.key("limit")
+        writer.int(limit)
+        writer.endObject()
+        return writer.bytes
+    }
+
     /// Notes that `view` will display `items` (it dequeued their cells), or (`prefetch`) is about to.
+    /// A dequeue past its view's signal rate is counted in `more` only (a prefetch past it was refused).
     func note(view: String, items: [String], prefetch: Bool, dataSource: String, eventLoop: EventLoop?) {
         guard isWatched, !items.isEmpty else { return }
-        if pending[view] == nil { viewOrder.append(view) }
-        var signals = pending[view] ?? Pending()
-        for item in items {
-            if prefetch {
-                guard signals.prefetchSeen.insert(item).inserted else { continue }
-                if signals.prefetch.count < Self.maximumItemsPerEvent { signals.prefetch.append(item) } else { signals.more += 1 }
-            } else {
-                guard signals.seen.insert(item).inserted else { continue }
-                if signals.willDisplay.count < Self.maximumItemsPerEvent { signals.willDisplay.append(item) } else { signals.more += 1 }
-            }
+        self.dataSource = dataSource
+        var rateLimited = false
+        if !prefetch, let perSecond = watchers.values.first?.connection?.state.configuration.maximumDisplaySignalsPerViewPerSecond {
+            rateLimited = admitSignal(view: view, perSecond: perSecond) != nil
         }
-        pending[view] = signals
+        for queue in Array(watchers.values) {
+            queue.note(view: view, items: items, prefetch: prefetch, rateLimited: rateLimited)
+            enforceLimit(on: queue)
+        }
         guard !flushScheduled, let eventLoop else { return }
         flushScheduled = true
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        eventLoop.execute { bound.value.flush(dataSource: dataSource) }
+        eventLoop.execute {
+            bound.value.flushScheduled = false
+            bound.value.deliverHeld()
+        }
     }
 
-    /// Sends what was noted since the last flush, one event per view, to every watcher still there.
-    private func flush(dataSource: String) {
-        flushScheduled = false
-        let views = viewOrder
-        let signals = pending
-        viewOrder.removeAll()
-        pending.removeAll()
+    /// Sends every watcher what waits for it while its output is below `maxOutputBytes`; the watchers
+    /// whose output is above it keep theirs (merging) until it drains (`DisplayWatchResumer`).
+    func deliverHeld() {
         pruneClosed()
-        guard !watchers.isEmpty else { return }
-        for view in views {
-            guard let noted = signals[view] else { continue }
-            let event = Self.event(dataSource: dataSource, view: view, willDisplay: noted.willDisplay, prefetch: noted.prefetch, more: noted.more)
-            for watcher in watchers.values { watcher.connection?.sendEvent(event) }
+        for queue in Array(watchers.values) where !queue.isEmpty {
+            guard queue.deliver(dataSource: dataSource), let connection = queue.connection else { continue }
+            DisplayWatchResumer.resume(self, when: connection)
         }
+    }
+
+    /// Stops the watch of `queue`'s connection with `overflow` when what waits for it and its unsent
+    /// output pass `maxViewQueueBytes`.
+    private func enforceLimit(on queue: DisplayWatchQueue) {
+        guard let connection = queue.connection else { return }
+        let limit = connection.state.configuration.maximumViewQueueBytes
+        guard queue.exceeds(limit) else { return }
+        let held = queue.heldBytes
+        unwatch(connection)
+        connection.state.logger.warning(
+            "display watch fell behind; stopping it",
+            metadata: [
+                "connection": "\(connection.id)", "user": "\(connection.identity.displayName)", "dataSource": "\(dataSource)",
+                "heldBytes": "\(held)", "maxViewQueueBytes": "\(limit)",
+            ])
+        connection.sendEvent(Self.overflowEvent(dataSource: dataSource, limit: limit))
     }
 }

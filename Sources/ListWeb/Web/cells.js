@@ -35,20 +35,56 @@ export function cssFont(value) {
   return `${bold}${size} system-ui, -apple-system, "Noto Sans", "Noto Sans CJK KR", sans-serif`;
 }
 
+let imageOrigins = new Set();
+
+/** The origins listweb lets cells load images from (its --image-origins; its CSP allows the same). */
+export function setImageOrigins(origins) {
+  imageOrigins = new Set(origins);
+}
+
 /**
- * Whether an image string may be loaded as an image (else it is drawn as a symbol, as text): an http(s)
- * URL of another host than listweb's (the browser would send listweb's cookie to any port of its own host),
- * or a data: image.
+ * Whether an image string may be loaded as an image (else it is drawn as a symbol, as text): a data: image,
+ * or an http(s) URL of an origin listweb was told to show images from (--image-origins).
  */
 export function isImageURL(value) {
   if (typeof value !== "string") return false;
   if (/^data:image\/(png|jpeg|gif|webp|svg\+xml);/i.test(value)) return true;
   if (!/^https?:\/\//i.test(value)) return false;
   try {
-    return new URL(value).hostname !== location.hostname;
+    return imageOrigins.has(new URL(value).origin);
   } catch {
     return false;
   }
+}
+
+function escapeCodePoint(character) {
+  const code = character.codePointAt(0);
+  const hex = code.toString(16).toUpperCase();
+  return code > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, "0")}`;
+}
+
+const LOOKALIKE_SCRIPTS = [/\p{Script=Latin}/u, /\p{Script=Greek}/u, /\p{Script=Cyrillic}/u];
+
+/**
+ * A name as it may be shown: characters that change how it reads shown as visible escapes (\u202E):
+ * controls, format characters (bidirectional overrides and isolates, zero-width ones), separators other
+ * than the space, private-use and unassigned code points, fullwidth forms of ASCII, and, in a name that
+ * mixes Latin, Greek and Cyrillic letters, the letters of all but its main script (lookalikes such as a
+ * Cyrillic "а" among Latin letters). A backslash is doubled, so an escape always means one.
+ */
+export function visibleName(name) {
+  const characters = [...String(name)];
+  const counts = LOOKALIKE_SCRIPTS.map((script) => characters.filter((c) => /\p{L}/u.test(c) && script.test(c)).length);
+  const mixed = counts.filter((count) => count > 0).length > 1;
+  // The main script: the most letters (Latin on a tie).
+  const main = counts.indexOf(Math.max(...counts));
+  return characters.map((c) => {
+    if (c === "\\") return "\\\\";
+    if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/u.test(c) || (/\s/u.test(c) && c !== " ")) return escapeCodePoint(c);
+    if (/[\uFF01-\uFF5E]/u.test(c)) return escapeCodePoint(c);
+    if (mixed && /\p{L}/u.test(c) && LOOKALIKE_SCRIPTS.some((script, index) => index !== main && script.test(c))) return escapeCodePoint(c);
+    return c;
+  }).join("");
 }
 
 function element(tag, className, text) {

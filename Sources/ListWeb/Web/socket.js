@@ -2,6 +2,35 @@
 // page may make, replies and events back; PROTOCOL.md). A message from listweb holds one or more of
 // listd's lines, separated by newlines. Requests are numbered and answered by their id; everything else
 // is an event.
+//
+// The token: listweb prints its address with the token in the fragment (#token=…), which a browser never
+// sends to any server. The page takes it from there into this origin's session storage (this scheme, host
+// and port only: never another port of the host, as a cookie would be), takes it out of the address bar,
+// and sends it as Authorization: Bearer with its requests and as ?token= in its WebSocket's address.
+
+const TOKEN_KEY = "listweb-token";
+
+/** listweb's token: from the address's fragment (then kept for this tab) or kept before. */
+export function listwebToken() {
+  const match = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+  if (match) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY) || "";
+}
+
+/** GET `path` from listweb with the token; the response (a clear message when the token is missing). */
+export async function fetchWithToken(path) {
+  const response = await fetch(path, { headers: { Authorization: `Bearer ${listwebToken()}` }, credentials: "omit" });
+  if (response.status === 401) throw new Error("listweb needs its token: open the address listweb printed (it ends with #token=…)");
+  return response;
+}
+
+/** A link to `path` on listweb that carries the token to a new tab (in the fragment, never sent). */
+export function linkWithToken(path) {
+  return `${path}#token=${encodeURIComponent(listwebToken())}`;
+}
 
 export class ListdSocket {
   /**
@@ -15,7 +44,9 @@ export class ListdSocket {
     this.onEvent = onEvent;
     this.onClose = onClose;
     this.closed = false;
-    this.socket = new WebSocket(url);
+    const address = new URL(url);
+    address.searchParams.set("token", listwebToken());
+    this.socket = new WebSocket(address.href);
     this.opened = new Promise((resolve, reject) => {
       this.socket.addEventListener("open", () => resolve());
       this.socket.addEventListener("error", () => reject(new Error("the WebSocket could not connect")));

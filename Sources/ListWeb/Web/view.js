@@ -9,6 +9,8 @@ import { sectionLayout, styleSection, placeBadge } from "./layout.js";
 import { ListdSocket } from "./socket.js";
 
 const ANIMATION_MS = 250;
+// Index paths per dequeue: each request stays far below the largest message listweb takes (1 MiB).
+const DEQUEUE_CHUNK = 1000;
 
 export class CollectionView {
   constructor(root, { dataSource, socketURL, actions }) {
@@ -485,9 +487,12 @@ export class CollectionView {
     this.prefetchWanted.clear();
     if (prefetch.length) this.socket.request("prefetch", { view: this.viewName, indexPaths: prefetch }).catch(() => {});
     if (!paths.length) return;
-    let reply;
+    const cells = [];
     try {
-      reply = await this.socket.request("dequeue", { view: this.viewName, indexPaths: paths });
+      const parts = [];
+      for (let start = 0; start < paths.length; start += DEQUEUE_CHUNK) parts.push(paths.slice(start, start + DEQUEUE_CHUNK));
+      const replies = await Promise.all(parts.map((part) => this.socket.request("dequeue", { view: this.viewName, indexPaths: part })));
+      for (const reply of replies) cells.push(...(reply.cells || []));
     } catch (error) {
       if (error.code === "index-out-of-range") {
         // A change overtook the request: ask again for what is on screen now.
@@ -498,13 +503,13 @@ export class CollectionView {
     }
     // listd may be a change ahead (its event on the way): an item it did not serve at its old index
     // path is asked for again.
-    const served = new Set((reply.cells || []).map((cell) => cell.item));
+    const served = new Set(cells.map((cell) => cell.item));
     const missed = items.filter((id) => !served.has(id) && this.visible.has(id) && !this.displayed.has(id));
     if (missed.length) {
       for (const id of missed) this.wanted.add(id);
       this.scheduleFlush();
     }
-    for (const cell of reply.cells || []) {
+    for (const cell of cells) {
       const node = this.cellNodes.get(cell.item);
       if (!node) continue;
       if (cell.cell) this.displayed.set(cell.item, cell.cell);
@@ -544,7 +549,8 @@ export class CollectionView {
           await this.socket.request(expand ? "expandInView" : "collapseInView", { view: this.viewName, section, items: [id] });
           (this.ownExpansion[section] ||= Object.create(null))[id] = expand;
         } else {
-          await this.socket.request(expand ? "expand" : "collapse", { dataSource: this.dataSource, section, items: [id] });
+          // The data source's outline is shared by every view: a page changes its own view only.
+          this.say("the outline's expansion is shared by every view: a page expands only where the data source lets views expand on their own (expansion scope perView)");
         }
         return;
       }
