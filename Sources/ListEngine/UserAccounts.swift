@@ -90,8 +90,9 @@ public struct AccountBytes: Equatable, Sendable {
 /// quota checks. Confined to the server's event loop, as the model is.
 ///
 /// The model's parts (data, layouts, cell providers, registrations, the change log) are charged by the
-/// engine; the server charges cells and expansion copies as views keep them. Queues and unsent output
-/// change with every write, so they are not charged: `liveBytes` reads them when an account is read.
+/// engine; the server charges cells, expansion copies and display queues as they are kept. Request lines
+/// waiting and unsent output change with every read and write, so they are not charged: `liveBytes`
+/// adds them when an account is read.
 public final class UserAccounts {
     private var accounts: [AccountHolder: AccountBytes] = [:]
     /// The bytes of `.queues` and `.output` a holder has now (the server sets it; `nil`: none).
@@ -111,8 +112,8 @@ public final class UserAccounts {
     public func bytes(of holder: AccountHolder) -> AccountBytes {
         var bytes = accounts[holder] ?? AccountBytes()
         if let live = liveBytes?(holder) {
-            bytes[.queues] = live.queues
-            bytes[.output] = live.output
+            bytes[.queues] += live.queues
+            bytes[.output] += live.output
         }
         return bytes
     }

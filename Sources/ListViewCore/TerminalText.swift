@@ -53,12 +53,8 @@ public enum TerminalText {
         for (index, scalar) in scalars.enumerated() {
             if isControl(scalar) {
                 result += visible(String(scalar))
-            } else if scalar.value == 0x200D, index > 0, index + 1 < scalars.count, isPictographic(scalars[index - 1]),
-                isPictographic(scalars[index + 1])
-            {
-                result.unicodeScalars.append(scalar)
-            } else if scalar.value == 0xFE0F || scalar.value == 0xFE0E, index > 0, isPictographic(scalars[index - 1]) {
-                result.unicodeScalars.append(scalar)  // emoji or text presentation of the emoji before it
+            } else if ControlCharacters.buildsEmoji(at: index, in: scalars) {
+                result.unicodeScalars.append(scalar)  // a joiner inside an emoji, or its presentation
             } else if ControlCharacters.isInvisible(scalar) || (hasLatin && ControlCharacters.isLatinLookalike(scalar)) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
@@ -66,11 +62,6 @@ public enum TerminalText {
             }
         }
         return result
-    }
-
-    /// An emoji beyond ASCII and Latin-1 (digits, `#` and `*` are emoji too, as keycap bases).
-    private static func isPictographic(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value > 0xFF && scalar.properties.isEmoji
     }
 
     /// Whether `visible` would change `text` (scans its UTF-8 bytes; no allocation).

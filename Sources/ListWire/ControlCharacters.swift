@@ -117,19 +117,23 @@ extension ControlCharacters {
         var result = ""
         result.reserveCapacity(text.utf8.count + 16)
         for (index, scalar) in scalars.enumerated() {
-            let buildsEmoji =
-                switch scalar.value {
-                case 0x200D: index > 0 && index + 1 < scalars.count && isPictographic(scalars[index - 1]) && isPictographic(scalars[index + 1])
-                case 0xFE0E, 0xFE0F: index > 0 && isPictographic(scalars[index - 1])
-                default: false
-                }
-            if isInvisible(scalar) && !buildsEmoji {
+            if isInvisible(scalar) && !buildsEmoji(at: index, in: scalars) {
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
+    }
+
+    /// Whether the invisible character at `index` builds an emoji with its neighbours: a zero-width
+    /// joiner between two emoji, a variation selector after one (it picks the emoji's presentation).
+    public static func buildsEmoji(at index: Int, in scalars: [Unicode.Scalar]) -> Bool {
+        switch scalars[index].value {
+        case 0x200D: return index > 0 && index + 1 < scalars.count && isPictographic(scalars[index - 1]) && isPictographic(scalars[index + 1])
+        case 0xFE0E, 0xFE0F: return index > 0 && isPictographic(scalars[index - 1])
+        default: return false
+        }
     }
 
     /// An emoji beyond ASCII and Latin-1 (digits, `#` and `*` are emoji too, as keycap bases).

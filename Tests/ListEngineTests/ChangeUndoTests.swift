@@ -41,17 +41,22 @@ struct ChangeUndoTests {
         var outline = SectionSnapshot()
         try outline.append([Item("fruit", data: ["n": 1])])
         try outline.append([Item("apple"), Item("pear")], to: "fruit")
-        let row = try Registration(name: "row", definition: ["contentConfiguration": ["type": "cell", "text": "{{title}}"]])
-        let header = try Registration(
+        // Registered by the data sources' owner: a provider's plain names resolve in that owner's namespace.
+        var row = try Registration(name: "row", definition: ["contentConfiguration": ["type": "cell", "text": "{{title}}"]])
+        row.owner = 1000
+        var header = try Registration(
             name: "header",
             definition: ["kind": "supplementary", "elementKind": "header", "contentConfiguration": ["type": "subtitleCell", "text": "{{title}}"]])
+        header.owner = 1000
+        var valueRow = try Registration(name: "row", definition: ["contentConfiguration": ["type": "valueCell", "text": "{{title}}"]])
+        valueRow.owner = 1000
         let changes: [StateChange] = [
             change("d", .edit(.appendSections(["S", "T"])), create: true),
             change("d", .edit(.appendItems([Item("a", data: ["n": 1]), "b", "c"], toSection: "S"))),
             .register(row),
             .register(row),  // identical: nothing to undo
             .register(header),
-            .replaceRegistration(try Registration(name: "row", definition: ["contentConfiguration": ["type": "valueCell", "text": "{{title}}"]])),
+            .replaceRegistration(valueRow),
             change("d", .setCellProvider(CellProvider(defaultRegistration: "row"), elementKind: nil)),
             change("d", .setCellProvider(CellProvider(defaultRegistration: "header"), elementKind: "header")),
             change("d", .replaceOutline(section: "T", outline)),
@@ -63,7 +68,7 @@ struct ChangeUndoTests {
             change("e", .replaceSnapshot(try Snapshot([(Section("X"), ["x1", "x2"])]), reloadData: false), create: true),
             change("e", .replaceSnapshot(try Snapshot([(Section("Y", data: ["t": "y"]), ["x2", "y1"])]), reloadData: false)),
             change("e", .edit(.deleteAllItems)),
-            .unregister(name: "row"),
+            .unregister(name: "row", owner: 1000),
             .dropDataSource(name: "d"),
             .createDataSource(name: "d", incarnation: "again", content: DataSourceContent(owner: 1000)),
             change("d", .edit(.appendSections([Section("Z")]))),

@@ -76,10 +76,12 @@ struct NullArgumentTests {
         }
     }
 
-    /// The registrations every fixture uses: the to-do pair and a header.
+    /// The registrations every fixture uses: the to-do pair and a header; and `spare`, which the sweep of
+    /// `unregister` (whose `owner` is optional) deletes, once, instead of one the fixtures need.
     static func register(on daemon: Daemon) throws {
         let connection = try daemon.connect()
         for line: JSONValue in [
+            ["cmd": "register", "registration": "spare", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
             ["cmd": "register", "registration": "todoOpen", "contentConfiguration": ["type": "cell", "text": "{{title}}"]],
             ["cmd": "register", "registration": "todoDone", "contentConfiguration": ["type": "cell", "text": "✓ {{title}}"]],
             [
@@ -156,6 +158,7 @@ struct NullArgumentTests {
             "reorder": [["item": "milk", "afterItem": "eggs"], ["item": "eggs", "beforeItem": "milk"]],
             "setState": [["item": "milk"], ["cell": "c1"]],
             "register": [["registration": "extra"]],
+            "unregister": [["registration": "spare"]],
             "detach": [["view": "v"], ["dataSource": "fixture"]],
             "setCellProvider": [["default": "todoOpen"], ["rules": [["registration": "todoOpen"]]]],
             "setSupplementaryProvider": [["default": "header"], ["rules": [["registration": "header"]]]],

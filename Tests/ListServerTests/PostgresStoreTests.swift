@@ -57,7 +57,7 @@ struct PostgresStoreTests {
         for (index, query) in queries.enumerated() { #expect(before[index] == after[index], "\(query)") }
         #expect(after[6]["sections"]?.arrayValue.first?["items"]?.arrayValue.count == 20_001)
         // listd's tables, with one row per version of each data source, up to its version.
-        #expect(try postgres.psql("SELECT version FROM listd_schema") == "1\n")
+        #expect(try postgres.psql("SELECT version FROM listd_schema") == "2\n")
         let tasksVersion = try #require(after[4]["dataSources"]?.arrayValue.first { $0["dataSource"] == "tasks" || $0["name"] == "tasks" }?["version"]?.intValue)
         let logged = try postgres.psql(
             "SELECT string_agg(c.version::text, ',' ORDER BY c.version) FROM listd_change_log c JOIN listd_data_sources d ON d.id = c.source WHERE d.name = 'tasks'")

@@ -126,7 +126,7 @@ struct StoreFollowerTests {
         following.store.commitAsOther("e", append("x"))
         try waitUntil("its changes") { try following.served("e")?.items == ["x"] }
         following.store.registerAsOther(try Registration(name: "r", definition: ["contentConfiguration": ["type": "cell", "text": "{{n}}"]]))
-        try waitUntil("the registration") { try following.onLoop { $0.registrations["r"] != nil } }
+        try waitUntil("the registration") { try following.onLoop { $0.model.registration(named: "r", owner: 0) != nil } }
         following.store.dropAsOther("e")
         try waitUntil("the drop") { try following.served("e") == nil }
         try following.close()

@@ -1,3 +1,4 @@
+import ListEngine
 import ListWire
 import NIOCore
 
@@ -15,38 +16,36 @@ final class DisplayWatchQueue {
     /// One view's signals not sent yet: each list at most `maximumItemsPerEvent` items and
     /// `maximumItemBytesPerEvent` bytes of identifiers; the signals left out are counted in `more`.
     private struct ViewSignals {
-        var willDisplay: [String] = []
-        var prefetch: [String] = []
-        var willDisplayBytes = 0
-        var prefetchBytes = 0
-        /// The items listed (each list at most once): what dedups repeated signals.
-        var listedWillDisplay = Set<String>()
-        var listedPrefetch = Set<String>()
+        var willDisplay = SignalList()
+        var prefetch = SignalList()
         var more = 0
 
         /// Lists `item` unless it is listed already; past the list's bounds, counts it in `more`.
         /// Returns whether it was listed.
         mutating func add(_ item: String, bytes: Int, isPrefetch: Bool) -> Bool {
-            if isPrefetch {
-                guard !listedPrefetch.contains(item) else { return false }
-                guard prefetch.count < DisplaySignals.maximumItemsPerEvent, prefetchBytes + bytes <= DisplaySignals.maximumItemBytesPerEvent else {
-                    more += 1
-                    return false
-                }
-                listedPrefetch.insert(item)
-                prefetch.append(item)
-                prefetchBytes += bytes
-            } else {
-                guard !listedWillDisplay.contains(item) else { return false }
-                guard willDisplay.count < DisplaySignals.maximumItemsPerEvent, willDisplayBytes + bytes <= DisplaySignals.maximumItemBytesPerEvent else {
-                    more += 1
-                    return false
-                }
-                listedWillDisplay.insert(item)
-                willDisplay.append(item)
-                willDisplayBytes += bytes
+            let (listed, counted) = isPrefetch ? prefetch.add(item, bytes: bytes) : willDisplay.add(item, bytes: bytes)
+            if !counted { more += 1 }
+            return listed
+        }
+    }
+
+    /// One list of an event: its items in order, each once, and their bytes.
+    private struct SignalList {
+        var items: [String] = []
+        var bytes = 0
+        /// The items listed: what dedups repeated signals.
+        var listed = Set<String>()
+
+        /// Lists `item` unless listed (`listed`); `counted` is false when the list is full (`more` counts it).
+        mutating func add(_ item: String, bytes: Int) -> (listed: Bool, counted: Bool) {
+            guard !listed.contains(item) else { return (false, true) }
+            guard items.count < DisplaySignals.maximumItemsPerEvent, self.bytes + bytes <= DisplaySignals.maximumItemBytesPerEvent else {
+                return (false, false)
             }
-            return true
+            listed.insert(item)
+            items.append(item)
+            self.bytes += bytes
+            return (true, true)
         }
     }
 
@@ -60,10 +59,21 @@ final class DisplayWatchQueue {
     private var views: [String: ViewSignals] = [:]
     private var entries: [Entry] = []
     private var nextEntry = 0
-    /// About the bytes the waiting entries make on the wire.
-    private(set) var heldBytes = 0
+    /// About the bytes the waiting entries make on the wire, charged to the watcher's account (`queues`).
+    private(set) var heldBytes = 0 {
+        didSet { accounts.charge(holder, .queues, heldBytes - oldValue) }
+    }
+    /// The account what waits here is charged to (kept: the connection may go before the queue).
+    private let accounts: UserAccounts
+    private let holder: AccountHolder
 
-    init(connection: ConnectionHandler) { self.connection = connection }
+    init(connection: ConnectionHandler) {
+        self.connection = connection
+        accounts = connection.state.model.accounts
+        holder = connection.accountHolder
+    }
+
+    deinit { accounts.charge(holder, .queues, -heldBytes) }
 
     var isEmpty: Bool { nextEntry == entries.count }
 
@@ -125,10 +135,10 @@ final class DisplayWatchQueue {
                 connection.sendEvent(bytes)
             case .display(let view):
                 guard let signals = views.removeValue(forKey: view) else { continue }
-                heldBytes -= 96 + view.utf8.count + signals.willDisplayBytes + signals.prefetchBytes
+                heldBytes -= 96 + view.utf8.count + signals.willDisplay.bytes + signals.prefetch.bytes
                 connection.sendEvent(
                     DisplaySignals.event(
-                        dataSource: dataSource, view: view, willDisplay: signals.willDisplay, prefetch: signals.prefetch, more: signals.more))
+                        dataSource: dataSource, view: view, willDisplay: signals.willDisplay.items, prefetch: signals.prefetch.items, more: signals.more))
             }
         }
         if nextEntry == entries.count {
