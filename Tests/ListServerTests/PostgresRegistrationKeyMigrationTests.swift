@@ -15,20 +15,20 @@ struct PostgresRegistrationKeyMigrationTests {
         // keyed by name, the owner inside ("1:row" a name uid 7 once took, which the migration must not
         // collide with uid 1's "row").
         try Daemon(arguments: ["--postgres", postgres.uri]).stop()
-        func row(_ position: Int, _ name: String, owner: Int) -> String {
+        func insert(_ name: String, owner: Int) -> String {
             let stored = #"{"definition":{"contentConfiguration":{"type":"cell"}},"name":"\#(name)","owner":\#(owner)}"#
-            return "(\(position), '\(name)', convert_to('\(stored)', 'UTF8'))"
+            return "INSERT INTO listd_registrations(name, registration) VALUES ('\(name)', convert_to('\(stored)', 'UTF8'));"
         }
         try postgres.psql(
             """
-            INSERT INTO listd_registrations(position, name, registration) VALUES
-                \(row(1, "1:row", owner: 7)), \(row(2, "row", owner: 1)), \(row(3, "card", owner: 65534));
+            \(insert("1:row", owner: 7)) \(insert("row", owner: 1)) \(insert("card", owner: 65534))
             UPDATE listd_schema SET version = 1;
             """)
 
         let daemon = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try postgres.psql("SELECT version FROM listd_schema") == "2\n")
-        #expect(try postgres.psql("SELECT string_agg(name, ',' ORDER BY position) FROM listd_registrations") == "7:1:row,1:row,65534:card\n")
+        let migrated = try postgres.psql("SELECT string_agg(name, ',' ORDER BY position) FROM listd_registrations")
+        #expect(migrated == "7:1:row,1:row,65534:card\n")
         func served(_ daemon: Daemon) throws -> [String] {
             try #require(try daemon.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue).map {
                 "\($0["owner"]?.intValue ?? -1):\($0["registration"]?.stringValue ?? "?")"
@@ -41,7 +41,9 @@ struct PostgresRegistrationKeyMigrationTests {
         let registered = try daemon.request(["cmd": "register", "registration": "card", "contentConfiguration": ["type": "valueCell"]])
         #expect(registered["result"]?["owner"] == 0, "\(registered)")
         #expect(try daemon.stop() == 0)
-        #expect(try postgres.psql("SELECT string_agg(name, ',' ORDER BY position) FROM listd_registrations") == "1:row,65534:card,0:card\n")
-        #expect(try served(Daemon(arguments: ["--postgres", postgres.uri])) == ["1:row", "65534:card", "0:card"])
+        let stored = try postgres.psql("SELECT string_agg(name, ',' ORDER BY position) FROM listd_registrations")
+        #expect(stored == "1:row,65534:card,0:card\n")
+        let servedAfterRestart = try served(Daemon(arguments: ["--postgres", postgres.uri]))
+        #expect(servedAfterRestart == ["1:row", "65534:card", "0:card"])
     }
 }
