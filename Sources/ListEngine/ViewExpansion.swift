@@ -43,8 +43,9 @@ public struct ViewExpansion {
         return projection.storedBytes + entries * Self.entryBytes
     }
 
-    /// What one item's entry in the copy's tables costs (slots, hash tables, indexes), about.
-    public static let entryBytes = 128
+    /// What one item's entry in the copy's tables costs (slots, hash tables, indexes), about: measured,
+    /// a view's copy of a 100,000-item outline holds about 16.5 MB in a release listd.
+    public static let entryBytes = 160
 
     /// Whether the view has expanded or collapsed nothing itself (it shows the data source's snapshot).
     public var isEmpty: Bool { overrides.isEmpty }

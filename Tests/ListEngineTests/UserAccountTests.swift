@@ -48,7 +48,7 @@ struct UserAccountTests {
     }
 
     @Test func layoutsAndProviderRulesAreChargedToTheOwnerAndRefusedPastTheQuota() throws {
-        let limits = limits(bytes: 20_000)
+        let limits = limits(bytes: 60_000)
         let engine = engine()
         try create(engine, "d", limits: limits)
         let accounts = engine.model.accounts
@@ -58,7 +58,7 @@ struct UserAccountTests {
         #expect(layoutBytes > 20 * 40)
         // A layout that would carry alice past her quota is refused, naming the part; nothing changed.
         let refused = part {
-            _ = try engine.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(layout(sections: 1_000))), limits: limits, recordingUndo: false)
+            _ = try engine.commit(.dataSource(name: "d", ifVersion: nil, createAs: nil, .setLayout(layout(sections: 2_000))), limits: limits, recordingUndo: false)
         }
         #expect(refused == "layouts")
         #expect(accounts.chargedBytes(of: alice)[.layouts] == layoutBytes && engine.model.dataSources["d"]?.version == 2)
