@@ -142,8 +142,12 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         let connections = self.connections
         child.closeFuture.whenComplete { _ in connections.remove(child, peer: peer) }
         if victim !== child {
-            // First in the connection's pipeline, before listweb's HTTP handlers (added when it registers).
-            _ = child.pipeline.addHandler(RequestHeadDeadline(activity: activity, timeout: limits.headerTimeout), position: .first)
+            // First in the connection's pipeline, before listweb's HTTP handlers (added when it registers),
+            // made on the connection's own event loop (the handler is confined to it).
+            let timeout = limits.headerTimeout
+            child.eventLoop.execute {
+                try? child.pipeline.syncOperations.addHandler(RequestHeadDeadline(activity: activity, timeout: timeout), position: .first)
+            }
         }
         context.fireChannelRead(data)
         // Closed after it registers (the accept handler registers it first, on its own event loop).
