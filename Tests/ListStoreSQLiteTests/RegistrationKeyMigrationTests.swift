@@ -27,12 +27,8 @@ struct RegistrationKeyMigrationTests {
             INSERT INTO registrations VALUES (3, 'card', CAST('\(try stored("card", owner: 65534))' AS BLOB));
             PRAGMA user_version = 2;
             """
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [directory.database, sql]
-        try sqlite.start()
-        sqlite.waitUntilExit(within: .seconds(60))
-        #expect(sqlite.terminationStatus == 0)
+        let shell = try runSQLiteShell(directory.database, sql)
+        #expect(shell.status == 0, "\(shell.error)")
 
         let store = try SQLiteStore(path: directory.database, sync: .always)
         let model = try StateModel(loading: try store.load())

@@ -153,11 +153,7 @@ struct SQLiteStoreTests {
             (error as? StorageError)?.kind == .corrupt && "\(error)".contains(directory.database)
         }
         let other = directory.path + "/other.sqlite3"
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [other, "CREATE TABLE notes(text)"]
-        try sqlite.start()
-        sqlite.waitUntilExit(within: .seconds(60))
+        try runSQLiteShell(other, "CREATE TABLE notes(text)")
         #expect { _ = try SQLiteStore(path: other, sync: .always) } throws: { error in
             (error as? StorageError)?.kind == .corrupt && "\(error)".contains("not a listd database")
         }

@@ -71,16 +71,9 @@ struct SQLiteUpkeepTests {
         while try mirror.store.writeCheckpoint(&next) == .partial {}
         mirror.store.close()
         // A part row past the checkpoint's count (as an attempt that never completed could leave) is ignored.
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [
-            directory.database,
-            "INSERT INTO checkpoint_parts SELECT id, checkpoint_version, checkpoint_parts, CAST('stray' AS BLOB) FROM data_sources",
-        ]
-        sqlite.standardError = makePipe()
-        try sqlite.start()
-        sqlite.waitUntilExit(within: .seconds(60))
-        #expect(sqlite.terminationStatus == 0, "\(String(decoding: (try? (sqlite.standardError as? Pipe)?.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self))")
+        let shell = try runSQLiteShell(
+            directory.database, "INSERT INTO checkpoint_parts SELECT id, checkpoint_version, checkpoint_parts, CAST('stray' AS BLOB) FROM data_sources")
+        #expect(shell.status == 0, "\(shell.error)")
         let reopened = try SQLiteStore(path: directory.database, sync: .always)
         let again = StateModel()
         try again.load(try reopened.load())
@@ -183,12 +176,8 @@ struct SQLiteUpkeepTests {
             INSERT INTO change_log VALUES (1, 2, 2, CAST('\(operation)' AS BLOB), CAST('null' AS BLOB));
             PRAGMA user_version = 1;
             """
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [directory.database, sql]
-        try sqlite.start()
-        sqlite.waitUntilExit(within: .seconds(60))
-        #expect(sqlite.terminationStatus == 0)
+        let shell = try runSQLiteShell(directory.database, sql)
+        #expect(shell.status == 0, "\(shell.error)")
 
         let store = try SQLiteStore(path: directory.database, sync: .always)
         let loaded = StateModel()
