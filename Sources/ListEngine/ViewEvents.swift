@@ -166,6 +166,69 @@ public enum ViewEvent {
         return writer.bytes
     }
 
+    /// `{"event": "display", "dataSource", "view", "willDisplay", "prefetch", "more"?}`: what a view will
+    /// display and is about to, for the connections that watch (`more`: items past the view's signal rate).
+    public static func display(dataSource: String, view: String, willDisplay: [String], prefetch: [String], more: Int = 0) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("display")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("view")
+        writer.string(view)
+        writer.key("willDisplay")
+        writer.strings(willDisplay)
+        writer.key("prefetch")
+        writer.strings(prefetch)
+        if more > 0 {
+            writer.key("more")
+            writer.int(more)
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event": "overflow", "dataSource", "watch": "display", "limit"}`: a display watch fell `limit`
+    /// bytes behind and stopped.
+    public static func displayWatchOverflow(dataSource: String, limit: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("overflow")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("watch")
+        writer.string("display")
+        writer.key("limit")
+        writer.int(limit)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// `{"event": "didReorder", "dataSource", "view", "user", "item", "version", "changes"}`: the owner's
+    /// `reorderingHandlers.didReorder`, once a view's reorder is stored.
+    public static func didReorder(dataSource: String, view: String, user: String, item: String, version: Int, changes: ArraySlice<UInt8>) -> [UInt8] {
+        var writer = JSONWriter(capacity: 160 + changes.count)
+        writer.beginObject()
+        writer.key("event")
+        writer.string("didReorder")
+        writer.key("dataSource")
+        writer.string(dataSource)
+        writer.key("view")
+        writer.string(view)
+        writer.key("user")
+        writer.string(user)
+        writer.key("item")
+        writer.string(item)
+        writer.key("version")
+        writer.int(version)
+        writer.key("changes")
+        writer.raw(changes)
+        writer.endObject()
+        return writer.bytes
+    }
+
     /// `{"event":"shutdown"}`: listd is stopping.
     public static let shutdown = Array(#"{"event":"shutdown"}"#.utf8)
 }

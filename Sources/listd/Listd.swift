@@ -6,6 +6,7 @@ import ListServer
 import ListStoreSQLite
 import ListWire
 import Logging
+import ServiceLifecycle
 import UnixSignals
 
 #if canImport(Glibc)
@@ -145,29 +146,38 @@ struct Listd: AsyncParsableCommand {
         }
         Systemd.ready(status: await server.status())
 
-        for await signal in signals {
-            if signal == .sighup {
+        let configFile = config
+        let options = self
+        let logLevel = self.logLevel
+        let stopTimeout = self.stopTimeout
+        let listenerInForce = configuration.listener
+        let signalHandling = SignalHandling(
+            signals: signals, logger: logger,
+            reload: {
                 Systemd.reloading()
                 do {
-                    let settings = try FileSettings.load(config)
-                    await server.reload(try makeConfiguration(listener: configuration.listener, settings: settings))
+                    let settings = try FileSettings.load(configFile)
+                    await server.reload(try options.makeConfiguration(listener: listenerInForce, settings: settings))
                     // --log-level wins over the file, as at start.
                     let level = Logger.Level(rawValue: logLevel ?? settings.logLevel ?? "info") ?? .info
                     let previous = ListdLogHandler.setSharedLevel(level)
                     if previous != level { logger.notice("log level \(previous) → \(level)") }
                 } catch {
-                    logger.error("reload failed, keeping the running configuration: \(error)", metadata: ["config": "\(config ?? "-")"])
+                    logger.error("reload failed, keeping the running configuration: \(error)", metadata: ["config": "\(configFile ?? "-")"])
                 }
                 Systemd.ready(status: await server.status())
-                continue
-            }
-            logger.info("stopping (\(signal))")
-            Systemd.stopping(status: "Stopping: draining connections")
-            Self.exitUnlessStopped(within: stopTimeout, logger: logger)
-            await server.shutDown()
-            logger.info("stopped")
-            return
-        }
+            },
+            stopping: { _ in
+                Systemd.stopping(status: "Stopping: draining connections")
+                Self.exitUnlessStopped(within: stopTimeout, logger: logger)
+            })
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: server.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) } + [signalHandling.configuration],
+                logger: logger))
+        try await group.run()
+        await server.stopEventLoop()
+        logger.info("stopped")
     }
 
     /// Ends the process with status 75 (`EX_TEMPFAIL`) if the graceful stop has not ended within

@@ -16,8 +16,9 @@ import NIOPosix
 ///
 /// ```swift
 /// let server = try await ListServer.start(configuration: configuration, logger: logger)
-/// // … until SIGTERM:
-/// await server.shutDown()
+/// // Its parts run as services; SIGTERM (or any graceful shutdown of the group) stops them in turn.
+/// try await ServiceGroup(services: server.services + [signalHandling], logger: logger).run()
+/// await server.stopEventLoop()
 /// ```
 public final class ListServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
@@ -50,10 +51,10 @@ public final class ListServer: Sendable {
         largeRequests.start()
         let state = try await loop.submit {
             let state = ServerState(configuration: configuration, logger: logger)
-            state.largeRequests = largeRequests
+            state.storage.largeRequests = largeRequests
             if let opened {
                 try state.engine.load(opened.loaded)
-                state.storage = opened
+                state.storage.opened = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
                 let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, _ in
                     bound.value.undo(undos, dataSources: touched)
@@ -149,10 +150,8 @@ public final class ListServer: Sendable {
         supervisor.reserve(specs)
         try await loop.submit {
             let serverState = state.value
-            serverState.supervisor = supervisor
-            for spec in specs {
-                for type in spec.provides where serverState.pluginsByType[type] == nil { serverState.pluginTypeReservations[type] = spec.name }
-            }
+            serverState.plugins.supervisor = supervisor
+            serverState.plugins.reserve(specs)
         }.get()
     }
 
@@ -259,11 +258,12 @@ public final class ListServer: Sendable {
         let loop = channel.eventLoop
         let watchdog = Systemd.watchdogInterval()
         try await loop.submit {
+            // The STATUS= line last sent to the service manager.
+            let lastReported = NIOLoopBoundBox("", eventLoop: loop)
             loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
-                let serverState = state.value
-                let status = serverState.statusLine
-                if status != serverState.lastReportedStatus {
-                    serverState.lastReportedStatus = status
+                let status = state.value.statusLine
+                if status != lastReported.value {
+                    lastReported.value = status
                     Systemd.status(status)
                 }
             }
@@ -303,9 +303,19 @@ public final class ListServer: Sendable {
         logger.info("reloaded the configuration")
     }
 
-    /// Stops gracefully: no new connections or requests, views told `shutdown`, every connection
-    /// flushed and closed (for at most `grace`), then the event loop stops.
+    /// Stops gracefully, every part in turn (what `services` do under a `ServiceGroup`, for a caller
+    /// without one): the connections drain, the plugins stop, the store is written and closed, then the
+    /// event loop stops.
     public func shutDown(grace: Duration = .seconds(5)) async {
+        await drainConnections(grace: grace)
+        await stopPlugins()
+        await closeStorage()
+        await stopEventLoop()
+    }
+
+    /// No new connections or requests; views are told `shutdown`, and every connection is flushed and
+    /// closed (for at most `grace`). The socket file goes.
+    func drainConnections(grace: Duration) async {
         let state = self.state
         try? await channel.eventLoop.submit {
             let serverState = state.value
@@ -320,7 +330,20 @@ public final class ListServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         if let path = ownsSocketFile { unlink(path) }
-        // What was accepted is written before the store closes.
+    }
+
+    /// Stops the supervised plugins (SIGTERM, then SIGKILL after the configured grace). After the
+    /// connections drained: their views may still have needed the plugins.
+    func stopPlugins() async {
+        let state = self.state
+        let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000
+        await supervisor.stopAll(grace: .milliseconds(pluginGrace))
+    }
+
+    /// Writes what was accepted, stops following the other instances and closes the store; stops the
+    /// thread large requests are prepared on.
+    func closeStorage() async {
+        let state = self.state
         while (try? await channel.eventLoop.submit { state.value.pipeline?.isIdle ?? true }.get()) == false {
             try? await Task.sleep(for: .milliseconds(5))
         }
@@ -334,9 +357,10 @@ public final class ListServer: Sendable {
         if let largeRequests = try? await channel.eventLoop.submit({ state.value.largeRequests }).get() {
             try? await largeRequests.shutdownGracefully()
         }
-        // Plugins last: the views drained above may still have needed them.
-        let pluginGrace = (try? await channel.eventLoop.submit { state.value.configuration.pluginStopGraceMilliseconds }.get()) ?? 3_000
-        await supervisor.stopAll(grace: .milliseconds(pluginGrace))
+    }
+
+    /// Stops the event loop (the last step: nothing runs on it afterwards).
+    public func stopEventLoop() async {
         try? await group.shutdownGracefully()
     }
 }

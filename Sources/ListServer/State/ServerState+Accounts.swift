@@ -10,7 +10,7 @@ extension ServerState {
     /// The bytes `holder`'s connections hold now in queues (request lines waiting their turn, unfinished
     /// lines) and as output the peers have not taken yet. O(the user's connections).
     func liveAccountBytes(of holder: AccountHolder) -> (queues: Int, output: Int) {
-        guard let connections = connectionsOfUser[holder.uid] else { return (0, 0) }
+        guard let connections = connections.byUser[holder.uid] else { return (0, 0) }
         var (queues, output) = (0, 0)
         for connection in connections.values where connection.accountHolder == holder {
             queues += connection.queuedBytes
@@ -36,7 +36,7 @@ extension ServerState {
     func accountsJSON(visibleTo connection: ConnectionHandler) -> JSONValue {
         let everyone = policy.isAdministrator(connection.identity)
         var holders = Set(model.accounts.all.keys)
-        for (uid, _) in connectionsOfUser { holders.insert(AccountHolder(uid: uid)) }
+        for (uid, _) in connections.byUser { holders.insert(AccountHolder(uid: uid)) }
         var members: [String: JSONValue] = [:]
         for holder in holders where everyone || holder.uid == connection.identity.uid {
             let bytes = model.accounts.bytes(of: holder)

@@ -220,19 +220,6 @@ extension ServerState {
         return byView
     }
 
-    /// Tells the views of every data source whose cell or supplementary provider names the registration of
-    /// this key (`Registration.key`) that it was made, deleted or replaced (`registrationChanged`, naming
-    /// it by name): the cells that failed for want of it, or that it configured, are to be dequeued again.
-    func tellViews(registration key: String, change: ViewEvent.RegistrationChange) {
-        let name = Registration.name(ofKey: key)
-        for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: key) {
-            for view in dataSource.attachedViews {
-                view.connection.sendEvent(
-                    ViewEvent.registrationChanged(dataSource: dataSource.name, view: view.name, registration: name, change: change))
-            }
-        }
-    }
-
     /// Refuses a change the store cannot take now or the connection's user may not make; else the
     /// change with that user as the owner of what it creates.
     private func authorized(_ change: StateChange, connection: ConnectionHandler?) throws(WireError) -> StateChange {

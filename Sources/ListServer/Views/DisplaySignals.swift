@@ -1,3 +1,4 @@
+import ListEngine
 import ListWire
 import NIOCore
 
@@ -74,45 +75,6 @@ final class DisplaySignals {
         watchers = watchers.filter { $0.value.connection.map { !$0.closing } ?? false }
     }
 
-    /// The `display` event of one view's signals.
-    static func event(dataSource: String, view: String, willDisplay: [String], prefetch: [String], more: Int = 0) -> [UInt8] {
-        var writer = JSONWriter(capacity: 128)
-        writer.beginObject()
-        writer.key("event")
-        writer.string("display")
-        writer.key("dataSource")
-        writer.string(dataSource)
-        writer.key("view")
-        writer.string(view)
-        writer.key("willDisplay")
-        writer.strings(willDisplay)
-        writer.key("prefetch")
-        writer.strings(prefetch)
-        if more > 0 {
-            writer.key("more")
-            writer.int(more)
-        }
-        writer.endObject()
-        return writer.bytes
-    }
-
-    /// `{"event": "overflow", "dataSource", "watch": "display", "limit"}`: the watch fell `limit` bytes
-    /// behind and stopped.
-    static func overflowEvent(dataSource: String, limit: Int) -> [UInt8] {
-        var writer = JSONWriter(capacity: 96)
-        writer.beginObject()
-        writer.key("event")
-        writer.string("overflow")
-        writer.key("dataSource")
-        writer.string(dataSource)
-        writer.key("watch")
-        writer.string("display")
-        writer.key("limit")
-        writer.int(limit)
-        writer.endObject()
-        return writer.bytes
-    }
-
     /// Notes that `view` will display `items` (it dequeued their cells), or (`prefetch`) is about to.
     /// A dequeue past its view's signal rate is counted in `more` only (a prefetch past it was refused).
     func note(view: String, items: [String], prefetch: Bool, dataSource: String, eventLoop: EventLoop?) {
@@ -159,6 +121,6 @@ final class DisplaySignals {
                 "connection": "\(connection.id)", "user": "\(connection.identity.displayName)", "dataSource": "\(dataSource)",
                 "heldBytes": "\(held)", "maxViewQueueBytes": "\(limit)",
             ])
-        connection.sendEvent(Self.overflowEvent(dataSource: dataSource, limit: limit))
+        connection.sendEvent(ViewEvent.displayWatchOverflow(dataSource: dataSource, limit: limit))
     }
 }

@@ -137,7 +137,7 @@ final class DisplayWatchQueue {
                 guard let signals = views.removeValue(forKey: view) else { continue }
                 heldBytes -= 96 + view.utf8.count + signals.willDisplay.bytes + signals.prefetch.bytes
                 connection.sendEvent(
-                    DisplaySignals.event(
+                    ViewEvent.display(
                         dataSource: dataSource, view: view, willDisplay: signals.willDisplay.items, prefetch: signals.prefetch.items, more: signals.more))
             }
         }
