@@ -8,7 +8,7 @@ import ListStore
 /// beside the same edits of the flat section, which touch no outline. With `recordingUndo` (a durable
 /// store) the outline is copied once per edit too.
 func outlineEditBenchmark(flat: Int, parents: Int, children: Int, recordingUndo: Bool) {
-    let engine = StateEngine(retention: (100, 1 << 20)) { ServedDataSource(model: $0, retained: $1) }
+    let engine = StateEngine(retention: (100, 1 << 20))
     let limits = ChangeLimits(maximumDataSources: 10, maximumItemsPerDataSource: 10_000_000, maximumIdentifierBytes: 256, maximumRegistrations: 10)
     func commit(_ operation: DataSourceOperation, create: Bool = false) {
         let creation = create ? DataSourceCreation(incarnation: "bench", owner: 0) : nil

@@ -11,21 +11,24 @@ import ListWire
 ///
 /// Confined to one thread (the server's event loop); no I/O. What a write means for views (sending
 /// its event, dropping views, draining pools) is returned for the caller to carry out.
-public final class StateEngine {
+public final class StateEngine<Attachment: DataSourceAttachment> {
+    /// A data source as this engine serves it.
+    public typealias Served = ServedDataSource<Attachment>
+
     /// The state, for reading (its mutators are internal to this module).
     public let model = StateModel()
     /// The data sources as served, by name.
-    public private(set) var dataSources: [String: ServedDataSource] = [:]
+    public private(set) var dataSources: [String: Served] = [:]
     /// How many versions, and bytes of events, each data source keeps for views that resume; applies to
     /// data sources served from now on.
     public var retention: (versions: Int, bytes: Int)
-    private let makeServed: (DataSourceModel, RetainedEvents) -> ServedDataSource
+    private let attach: (DataSourceModel) -> Attachment
 
-    /// An empty engine. `makeServed` makes the served form of a data source (the server's, which carries
-    /// its views) from the model and its retained events.
-    public init(retention: (versions: Int, bytes: Int), makeServed: @escaping (DataSourceModel, RetainedEvents) -> ServedDataSource) {
+    /// An empty engine. `attach` makes what the server attaches to a data source it starts serving (its
+    /// views), given the data source's model.
+    public init(retention: (versions: Int, bytes: Int), attach: @escaping (DataSourceModel) -> Attachment) {
         self.retention = retention
-        self.makeServed = makeServed
+        self.attach = attach
     }
 
     /// Applies a change (all or nothing) and makes its event: `changes` (or `layoutChanged`) of the new
@@ -42,7 +45,7 @@ public final class StateEngine {
     public func commit(
         _ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, storedEvent: [UInt8]? = nil, known: KnownChanges? = nil,
         rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
-    ) throws(WireError) -> AppliedChange {
+    ) throws(WireError) -> AppliedChange<Attachment> {
         let previousVersion = change.dataSourceName.flatMap { model.dataSources[$0]?.version }
         var outcome: ChangeOutcome
         if let rehearsal, let installed = try model.install(rehearsal, limits: limits, recordingUndo: recordingUndo) {
@@ -50,7 +53,7 @@ public final class StateEngine {
         } else {
             outcome = try model.apply(change, limits: limits, recordingUndo: recordingUndo, knownChanges: known?.changes)
         }
-        var applied = AppliedChange(outcome: outcome, previousVersion: previousVersion)
+        var applied = AppliedChange<Attachment>(outcome: outcome, previousVersion: previousVersion)
         if outcome.unchanged, let name = change.dataSourceName {
             applied.dataSource = dataSources[name]  // no version, no event: nothing to send or keep
             return applied
@@ -92,7 +95,7 @@ public final class StateEngine {
 
     /// Stops serving a data source a committed `dropDataSource` removed from the model (once its reply
     /// is written), unless it was served again since.
-    public func retire(_ dropped: ServedDataSource) {
+    public func retire(_ dropped: Served) {
         if dataSources[dropped.name] === dropped, model.dataSources[dropped.name] == nil {
             dataSources[dropped.name] = nil
             dropped.releaseChangeLog()
@@ -102,9 +105,9 @@ public final class StateEngine {
     /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
     /// first), and serves the touched data sources as they are now. Returns the served data sources
     /// that are no longer served (the undone changes had created them): their views are to be told.
-    public func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) -> [ServedDataSource] {
+    public func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) -> [Served] {
         model.undo(undos)
-        var gone: [ServedDataSource] = []
+        var gone: [Served] = []
         for name in touched {
             if let restored = model.dataSources[name] {
                 if let served = dataSources[name] {
@@ -138,9 +141,9 @@ public final class StateEngine {
         /// The version served here was as new: nothing changed.
         case unchanged
         /// The same incarnation at a newer version: its views reload everything.
-        case reloaded(ServedDataSource)
+        case reloaded(Served)
         /// Another incarnation (or one not served before): the previous one's views are told it is gone.
-        case replaced(previous: ServedDataSource?, current: ServedDataSource)
+        case replaced(previous: Served?, current: Served)
     }
 
     /// Serves a data source exactly as another instance stored it, read whole.
@@ -165,7 +168,7 @@ public final class StateEngine {
 
     /// Forgets a data source another instance dropped; returns the one that was served (its views are
     /// to be told).
-    public func forget(dataSource name: String) -> ServedDataSource? {
+    public func forget(dataSource name: String) -> Served? {
         guard let dropped = dataSources.removeValue(forKey: name) else { return nil }
         dropped.releaseChangeLog()
         model.forget(dataSource: name)
@@ -186,15 +189,15 @@ public final class StateEngine {
     }
 
     /// Starts serving a data source the model just created.
-    private func serve(_ name: String) -> ServedDataSource {
+    private func serve(_ name: String) -> Served {
         let dataSource = served(model.dataSources[name]!)
         dataSources[name] = dataSource
         return dataSource
     }
 
     /// The served form of `model`, its retained events charged to its owner.
-    private func served(_ model: DataSourceModel) -> ServedDataSource {
-        let dataSource = makeServed(model, emptyRetained)
+    private func served(_ model: DataSourceModel) -> Served {
+        let dataSource = Served(model: model, retained: emptyRetained, attachment: attach(model))
         dataSource.accounts = self.model.accounts
         return dataSource
     }
@@ -202,13 +205,20 @@ public final class StateEngine {
     private var emptyRetained: RetainedEvents { RetainedEvents(maximumVersions: retention.versions, maximumBytes: retention.bytes) }
 }
 
+extension StateEngine where Attachment == NoViews {
+    /// An engine that serves no views (tools, tests, benchmarks).
+    public convenience init(retention: (versions: Int, bytes: Int)) {
+        self.init(retention: retention) { _ in NoViews() }
+    }
+}
+
 /// What `StateEngine.commit` did: the outcome and the event made for it.
-public struct AppliedChange {
+public struct AppliedChange<Attachment: DataSourceAttachment> {
     public var outcome: ChangeOutcome
     /// The data source's version before the change (`nil` for registrations, or a new data source).
     public var previousVersion: Int?
     /// The served data source the change touched (created, changed, or dropped and not yet retired).
-    public var dataSource: ServedDataSource?
+    public var dataSource: ServedDataSource<Attachment>?
     /// The event line for the data source's views (`changes` or `layoutChanged`), when one was made.
     public var event: [UInt8]?
     /// The event as retained and stored: `nil` when it is not kept (a reload, or too large).

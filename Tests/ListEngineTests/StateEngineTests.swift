@@ -13,13 +13,13 @@ struct StateEngineTests {
     let limits = ChangeLimits(maximumDataSources: 50, maximumItemsPerDataSource: 100_000, maximumIdentifierBytes: 64, maximumRegistrations: 20)
 
     /// A served data source as a server's, with or without views.
-    final class Watched: ServedDataSource {
+    final class Watched: DataSourceAttachment {
         var watched = false
-        override var hasViews: Bool { watched }
+        var hasViews: Bool { watched }
     }
 
-    func engine(versions: Int = 100) -> StateEngine {
-        StateEngine(retention: (versions, 1 << 20)) { Watched(model: $0, retained: $1) }
+    func engine(versions: Int = 100) -> StateEngine<Watched> {
+        StateEngine(retention: (versions, 1 << 20)) { _ in Watched() }
     }
 
     func edit(_ name: String, _ edit: SnapshotEdit, create: Bool = false) -> StateChange {
@@ -27,7 +27,7 @@ struct StateEngineTests {
     }
 
     /// Served data sources are exactly the model's (the same objects).
-    func expectConsistent(_ engine: StateEngine, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectConsistent(_ engine: StateEngine<Watched>, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(Set(engine.dataSources.keys) == Set(engine.model.dataSources.keys), sourceLocation: sourceLocation)
         for (name, served) in engine.dataSources {
             #expect(served.model === engine.model.dataSources[name], "\(name)", sourceLocation: sourceLocation)
@@ -80,7 +80,7 @@ struct StateEngineTests {
         let unwatched = try engine.commit(edit("d", .appendItems(many, toSection: "S")), limits: limits, recordingUndo: false)
         #expect(unwatched.event == nil && unwatched.changesJSON == nil)
         #expect(engine.dataSources["d"]?.retained.events(after: 1) == nil, "a version without its event is a gap")
-        (engine.dataSources["d"] as! Watched).watched = true
+        engine.dataSources["d"]!.attachment.watched = true
         let watched = try engine.commit(edit("d", .deleteItems(many.map(\.id))), limits: limits, recordingUndo: false)
         #expect(watched.event != nil, "views get it")
         #expect(watched.retainedEvent?.count == watched.event?.count, "and it is small enough (numbers) to retain")

@@ -17,8 +17,8 @@ struct UserAccountTests {
         return limits
     }
 
-    func engine(changeLogBytes: Int = 64 << 20) -> StateEngine {
-        StateEngine(retention: (10_000, changeLogBytes)) { ServedDataSource(model: $0, retained: $1) }
+    func engine(changeLogBytes: Int = 64 << 20) -> StateEngine<NoViews> {
+        StateEngine(retention: (10_000, changeLogBytes))
     }
 
     let alice = AccountHolder(uid: 1000)
@@ -30,7 +30,7 @@ struct UserAccountTests {
         }))
     }
 
-    func create(_ engine: StateEngine, _ name: String, owner: UInt32 = 1000, limits: ChangeLimits) throws {
+    func create(_ engine: StateEngine<NoViews>, _ name: String, owner: UInt32 = 1000, limits: ChangeLimits) throws {
         _ = try engine.commit(
             .dataSource(name: name, ifVersion: nil, createAs: DataSourceCreation(incarnation: "i-\(name)", owner: owner), .edit(.appendSections(["S"]))),
             limits: limits, recordingUndo: false)

@@ -98,7 +98,7 @@ extension ServerState {
                     registrations: change.dataSourceName == nil, undo: applied.outcome.undo)
             }
         }
-        let dataSource = applied.dataSource.map { unsafeDowncast($0, to: DataSource.self) }
+        let dataSource = applied.dataSource
         committed.dataSource = dataSource
         if applied.outcome.unchanged {
             // Nothing was stored and nothing is sent. The reply reports the state as a read does: once
@@ -236,7 +236,7 @@ extension ServerState {
     package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) {
         let registrationsBefore = Set(undos.compactMap(\.registration).filter { model.registrations[$0] != nil })
         for gone in engine.undo(undos, dataSources: touched) {
-            for view in unsafeDowncast(gone, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
+            for view in gone.attachedViews { view.connection.viewDropped(view) }
         }
         // The views with an expansion of their own show the undone state again (they were sent none
         // of the undone changes: what they show is what they were last sent).

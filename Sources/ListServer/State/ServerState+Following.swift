@@ -30,7 +30,7 @@ extension ServerState {
     /// incarnation are told it was dropped. Returns false when nothing changed (the version held here
     /// is as new).
     func serveFollowed(_ stored: StoredDataSource) -> Bool {
-        let serving: StateEngine.StoredServing
+        let serving: StateEngine<DataSourceViews>.StoredServing
         do {
             serving = try engine.serve(stored: stored)
         } catch {
@@ -41,9 +41,9 @@ extension ServerState {
         case .unchanged:
             return false
         case .reloaded(let served):
-            publishReload(of: unsafeDowncast(served, to: DataSource.self))
+            publishReload(of: served)
         case .replaced(let previous, _):
-            if let previous = previous.map({ unsafeDowncast($0, to: DataSource.self) }) {
+            if let previous {
                 for view in previous.attachedViews { view.connection.viewDropped(view, reason: "made again by another listd") }
             }
         }
@@ -53,7 +53,7 @@ extension ServerState {
     /// Drops a data source another instance dropped; its views are told.
     func dropFollowed(_ name: String) {
         guard let dropped = engine.forget(dataSource: name) else { return }
-        for view in unsafeDowncast(dropped, to: DataSource.self).attachedViews { view.connection.viewDropped(view) }
+        for view in dropped.attachedViews { view.connection.viewDropped(view) }
     }
 
     /// Makes the registrations the stored ones; the reuse pools of registrations deleted or defined

@@ -19,7 +19,7 @@ package final class ServerState {
     package let logger: Logger
     /// The one writer of the state that lasts (data sources, registrations) and of the served data
     /// sources; the server changes them only through `commit` and the engine's other writes.
-    package let engine: StateEngine
+    package let engine: StateEngine<DataSourceViews>
     /// The store, its pipeline and follower (empty with `--ephemeral`).
     var storage = ServerStorage() {
         didSet {
@@ -44,7 +44,7 @@ package final class ServerState {
     /// The state that lasts, for reading.
     package var model: StateModel { engine.model }
     /// The data sources as served (their models and attached views), by name.
-    package var dataSources: ServedDataSources { ServedDataSources(engine.dataSources) }
+    package var dataSources: [String: DataSource] { engine.dataSources }
     /// Cell registrations, by key.
     var registrations: [String: Registration] { model.registrations }
     /// Registration keys in creation order.
@@ -60,9 +60,7 @@ package final class ServerState {
     package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { model, retained in
-            DataSource(model: model, retained: retained)
-        }
+        engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { _ in DataSourceViews() }
         engine.model.accounts.liveBytes = { [unowned self] holder in liveAccountBytes(of: holder) }
     }
 
@@ -122,25 +120,4 @@ struct CellTotals {
     var counters = ViewCells.Counters()
     var displayed = 0
     var pooled = 0
-}
-
-/// The engine's served data sources as the server's (`DataSource`, which carry the views): a read-only
-/// view of `StateEngine.dataSources`.
-package struct ServedDataSources {
-    private let all: [String: ServedDataSource]
-
-    init(_ all: [String: ServedDataSource]) { self.all = all }
-
-    /// The data source named `name`, if served.
-    package subscript(name: String) -> DataSource? {
-        all[name].map { unsafeDowncast($0, to: DataSource.self) }
-    }
-
-    package var values: LazyMapSequence<Dictionary<String, ServedDataSource>.Values, DataSource> {
-        all.values.lazy.map { unsafeDowncast($0, to: DataSource.self) }
-    }
-
-    package var keys: Dictionary<String, ServedDataSource>.Keys { all.keys }
-    package var count: Int { all.count }
-    package var isEmpty: Bool { all.isEmpty }
 }

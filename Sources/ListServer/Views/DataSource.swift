@@ -7,35 +7,45 @@ import ListWire
 import NIOCore
 
 /// One named data source as the server serves it: the engine's served data source (its state and
-/// retained events, written only by `StateEngine`) with the views attached to it. Confined to the
-/// server's event loop.
-package final class DataSource: ServedDataSource {
+/// retained events, written only by `StateEngine`) with its views attached. Confined to the server's
+/// event loop.
+package typealias DataSource = ServedDataSource<DataSourceViews>
+
+/// What the server attaches to each data source it serves: the views attached to it, and the display
+/// signals of those views. Confined to the server's event loop.
+package final class DataSourceViews: DataSourceAttachment {
     /// Attached views, by view name.
-    private(set) var views: [String: ViewSession] = [:]
+    fileprivate(set) var views: [String: ViewSession] = [:]
     /// The views in attach order, with detached ones left in place until they outnumber the attached
     /// (then dropped in one pass), so that attaching and detaching are O(1) amortized: closing a
     /// connection with many views costs what it has, not its square.
-    private var viewOrder: [ViewSession] = []
+    fileprivate var order: [ViewSession] = []
+    /// The views showing an expansion of their own (see `ViewExpansion`), by name.
+    fileprivate var expanding: [String: ViewSession] = [:]
     /// What its views display and are about to, for the connections that watch (`watchDisplay`).
     let display = DisplaySignals()
 
-    package override var hasViews: Bool { !views.isEmpty }
+    package var hasViews: Bool { !views.isEmpty }
+}
+
+extension DataSource {
+    /// Attached views, by view name.
+    var views: [String: ViewSession] { attachment.views }
+    /// What its views display and are about to, for the connections that watch (`watchDisplay`).
+    var display: DisplaySignals { attachment.display }
 
     func attach(_ attachment: ViewSession) {
         if let previous = views[attachment.name], previous !== attachment {
             previous.isAttached = false
             previous.releaseCharges()
         }
-        views[attachment.name] = attachment
+        self.attachment.views[attachment.name] = attachment
         attachment.isAttached = true
-        viewOrder.append(attachment)
+        self.attachment.order.append(attachment)
     }
 
-    /// The views showing an expansion of their own (see `ViewExpansion`), by name.
-    private var expandingViews: [String: ViewSession] = [:]
-
     /// The attached views with an expansion of their own. O(those views).
-    var viewsWithOwnExpansion: [ViewSession] { expandingViews.values.filter { views[$0.name] === $0 } }
+    var viewsWithOwnExpansion: [ViewSession] { attachment.expanding.values.filter { views[$0.name] === $0 } }
 
     /// Changes what `view` expanded or collapsed itself (`change` edits its `ViewExpansion`) and brings
     /// what it shows up to the data source as it is now; returns the view's changes (`sharedChanges` are
@@ -45,7 +55,7 @@ package final class DataSource: ServedDataSource {
         change(&expansion)
         let changes = expansion.update(to: model, sharedChanges: sharedChanges)
         view.expansion = expansion
-        expandingViews[view.name] = view
+        attachment.expanding[view.name] = view
         return changes
     }
 
@@ -66,16 +76,16 @@ package final class DataSource: ServedDataSource {
             return
         }
         view.expansion = nil
-        if expandingViews[view.name] === view { expandingViews[view.name] = nil }
+        if attachment.expanding[view.name] === view { attachment.expanding[view.name] = nil }
     }
 
     /// Detaches a view; the views that follow selections learn that its selection is gone.
     func detach(view name: String) {
-        guard let view = views.removeValue(forKey: name) else { return }
+        guard let view = attachment.views.removeValue(forKey: name) else { return }
         view.isAttached = false
         view.releaseCharges()
-        if expandingViews[name] === view { expandingViews[name] = nil }
-        if viewOrder.count > 2 * views.count + 16 { viewOrder.removeAll { !$0.isAttached } }
+        if attachment.expanding[name] === view { attachment.expanding[name] = nil }
+        if attachment.order.count > 2 * views.count + 16 { attachment.order.removeAll { !$0.isAttached } }
         if !view.selection.isEmpty {
             let deselected = view.selection.items
             view.selection = ViewSelection()
@@ -91,12 +101,12 @@ package final class DataSource: ServedDataSource {
     }
 
     /// The attached views in attach order. O(views attached and recently detached).
-    var attachedViews: [ViewSession] { viewOrder.filter(\.isAttached) }
+    var attachedViews: [ViewSession] { attachment.order.filter(\.isAttached) }
 
     /// Calls `body` with every attached view in attach order, without making an array or hashing a name
     /// (a change's event to each view). A view detached meanwhile is skipped.
     func forEachAttachedView(_ body: (ViewSession) -> Void) {
-        for view in viewOrder where view.isAttached { body(view) }
+        for view in attachment.order where view.isAttached { body(view) }
     }
 }
 

@@ -28,7 +28,7 @@ final class ViewPublisher {
     /// the registration of this key (`Registration.key`) that it was made, deleted or replaced
     /// (`registrationChanged`, naming it by name): the cells that failed for want of it, or that it
     /// configured, are to be dequeued again.
-    func tellViews(registration key: String, change: ViewEvent.RegistrationChange, in dataSources: ServedDataSources) {
+    func tellViews(registration key: String, change: ViewEvent.RegistrationChange, in dataSources: [String: DataSource]) {
         let name = Registration.name(ofKey: key)
         for dataSource in dataSources.values where dataSource.hasViews && dataSource.names(registration: key) {
             for view in dataSource.attachedViews {
