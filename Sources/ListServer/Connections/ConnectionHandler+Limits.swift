@@ -5,7 +5,7 @@ import NIOCore
 ///
 /// - Output: the channel's write buffer water marks are `maximumOutputBytes` (high) and half of it
 ///   (low). Once a request leaves the channel unwritable, the connection stops reading (its `read`s are
-///   held) and stops running requests (framed lines wait in `queued`, in order) until the peer has read
+///   held) and stops running requests (framed lines are held, in order) until the peer has read
 ///   enough for the channel to become writable again. Unsent bytes reaching `maximumOutputBytesHard`
 ///   (events pushed to a view that never reads, replies that waited) close the connection; one reply
 ///   bigger than that limit with nothing else unsent is still sent, as reading clients need it.
@@ -14,162 +14,87 @@ import NIOCore
 ///   connection with `line-too-long`; the bytes count toward `ServerState.partialLineBytes`, whose cap
 ///   closes connections of the user holding the most, its longest lines first.
 extension ConnectionHandler {
-    /// Gathered output handed to the channel before the read burst ends.
-    static let handOffBytes = 64 << 10
-
     /// Bytes written to the channel and not yet accepted by the socket.
     func bufferedBytes(context: ChannelHandlerContext) -> Int {
         let exact = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-        channelBytesBound = exact
+        output.channelBytesBound = exact
         return exact
     }
 
     /// Whether the channel may hold `limit` bytes or more: from the running upper bound when it is
     /// below (no option read, which costs as much as a small request), else asked exactly.
     func channelMayHold(atLeast limit: Int, context: ChannelHandlerContext) -> Bool {
-        channelBytesBound >= limit && bufferedBytes(context: context) >= limit
+        output.channelBytesBound >= limit && bufferedBytes(context: context) >= limit
     }
 
     /// Bytes of replies and events not yet accepted by the socket (written or still being gathered).
     func unsentBytes(context: ChannelHandlerContext) -> Int {
-        bufferedBytes(context: context) + (pending?.readableBytes ?? 0)
+        bufferedBytes(context: context) + output.gatheredBytes
     }
 
     /// Whether `count` more bytes of output may be queued; if they would bring the unsent output to the
     /// hard limit, closes the connection (and logs why) and returns false.
     func admitOutput(_ count: Int, context: ChannelHandlerContext) -> Bool {
-        // The bound only overestimates (bytes leave the channel unseen): below the limit, it is.
-        let gathered = pending?.readableBytes ?? 0
-        if channelBytesBound + gathered + count < maximumOutputBytesHard { return true }
+        if output.surelyAdmits(count, hardLimit: limits.maximumOutputBytesHard) { return true }
         let unsent = unsentBytes(context: context)
-        guard unsent > 0, unsent + count >= maximumOutputBytesHard else { return true }
-        closing = true
+        guard unsent > 0, unsent + count >= limits.maximumOutputBytesHard else { return true }
         state.logger.warning(
             "closing a connection that does not read its output",
             metadata: [
-                "connection": "\(id)", "user": "\(identity.displayName)", "unsentBytes": "\(unsent + count)", "maxOutputBytesHard": "\(maximumOutputBytesHard)",
+                "connection": "\(id)", "user": "\(identity.displayName)", "unsentBytes": "\(unsent + count)",
+                "maxOutputBytesHard": "\(limits.maximumOutputBytesHard)",
             ])
-        pending = nil
-        queued = []
-        context.close(promise: nil)
+        perform(machine.outputLimitCrossed(), context: context)
         return false
     }
 
     /// After a request ran: hands a large gathered output to the channel, and pauses the connection
     /// when its unsent output is above `maximumOutputBytes` (the channel is no longer writable).
     func checkOutput(context: ChannelHandlerContext) {
-        guard !closing else { return }
+        guard !machine.isClosing else { return }
         // Gathered replies go to the channel (whose water marks pause the connection) once they are
         // a chunk's worth, or at the end of the read burst (channelReadComplete).
-        if let pending, pending.readableBytes >= min(Self.handOffBytes, maximumOutputBytes) {
+        if output.shouldHandOff(maximumOutputBytes: limits.maximumOutputBytes) {
             writePending(context: context)
             context.flush()
         }
-        if !context.channel.isWritable { pauseOutput() }
-    }
-
-    /// Stops reading and running this connection's requests until its output drains; past
-    /// `maxOutputBytesTotal` held across the paused connections, the largest holders are closed.
-    func pauseOutput() {
-        guard !outputPaused else { return }
-        outputPaused = true
-        // The peer cannot finish a line that is not read: the partial line's clock stops.
-        partialLineStarted = nil
-        state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)", "user": "\(identity.displayName)"])
-        state.shedHeldOutput()
+        perform(machine.outputChecked(writable: context.channel.isWritable), context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if !context.channel.isWritable, !closing {
-            // Above maxOutputBytes (a reply not read, or a view's events): counted toward maxOutputBytesTotal.
-            heldOutputChecked = channelBytesBound
-            state.shedHeldOutput()
-        }
-        if context.channel.isWritable, outputPaused, !closing {
-            outputPaused = false
-            runQueuedLines(context: context)
-            writePending(context: context)
-            context.flush()
-            if !outputPaused {
-                if heldPartialBytes > 0 {
-                    partialLineStarted = context.eventLoop.now
-                    schedulePartialLineCheck(context: context)
-                }
-                if isIdle && closeWhenIdle {
-                    closeAfterFlush(context: context)
-                } else if readHeld {
-                    readHeld = false
-                    context.read()
-                }
-            }
-        }
+        perform(machine.writabilityChanged(writable: context.channel.isWritable), context: context)
         context.fireChannelWritabilityChanged()
     }
 
     /// Reads wait while output is paused or the connection is closing.
     func read(context: ChannelHandlerContext) {
-        if outputPaused || closing {
-            readHeld = true
-            return
-        }
-        context.read()
+        perform(machine.readRequested(), context: context)
+    }
+
+    /// Closes at once, dropping what is unsent: the server's cap on held output picked this connection.
+    func closeHoldingOutput() {
+        guard let context else { return }
+        perform(machine.outputLimitCrossed(), context: context)
     }
 
     // MARK: Unfinished lines
 
-    /// The framer now holds `bytes` of an unfinished line.
-    func partialLine(bytes: Int, context: ChannelHandlerContext) {
-        state.partialLineBytes += bytes - heldPartialBytes
-        heldPartialBytes = bytes
-        if bytes == 0 {
-            partialLineStarted = nil
-        } else if partialLineStarted == nil && !outputPaused {
-            partialLineStarted = context.eventLoop.now
-            schedulePartialLineCheck(context: context)
-        }
-        if state.partialLineBytes > state.configuration.maximumPartialLineBytesTotal { state.shedPartialLines() }
-    }
-
-    /// Stops counting this connection's unfinished line (it is finished, discarded or closing).
-    func releasePartialLine() {
-        state.partialLineBytes -= heldPartialBytes
-        heldPartialBytes = 0
-        partialLineStarted = nil
-    }
-
-    /// One pending timer per connection: when it fires it checks the line unfinished now.
-    func schedulePartialLineCheck(context: ChannelHandlerContext) {
-        guard !partialLineCheckScheduled, let started = partialLineStarted else { return }
-        partialLineCheckScheduled = true
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(deadline: started + partialLineTimeout) { bound.value.checkPartialLine() }
-    }
-
-    private func checkPartialLine() {
-        partialLineCheckScheduled = false
-        guard let context, !closing, let started = partialLineStarted else { return }
-        if context.eventLoop.now >= started + partialLineTimeout {
-            let seconds = partialLineTimeout.nanoseconds / 1_000_000_000
-            abandonPartialLine(
-                "The line was not finished within \(seconds) second\(seconds == 1 ? "" : "s") (partialLineTimeoutSeconds); closing the connection.",
-                reason: "partial line timed out")
-        } else {
-            schedulePartialLineCheck(context: context)
-        }
+    /// The timer the machine asked for (`schedulePartialLineCheck`).
+    func partialLineTimerFired() {
+        guard let context else { return }
+        perform(machine.partialLineTimerFired(now: context.eventLoop.now), context: context)
     }
 
     /// Replies `line-too-long` with `message` and closes the connection (within a second, read or not);
     /// requests not yet run are dropped.
     func abandonPartialLine(_ message: String, reason: String) {
-        guard let context, !closing else { return }
-        let held = heldPartialBytes
-        releasePartialLine()
+        guard let context, !machine.isClosing else { return }
+        let held = machine.heldPartialBytes
+        let actions = machine.abandonPartialLine()
         state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
         state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "partialLineBytes": "\(held)"])
-        queued = []
-        lastReply = nil
         write(context: context, reply: router.errorReply(id: nil, WireError(.lineTooLong, message)))
-        closeAfterFlush(context: context, grace: .seconds(1))
+        perform(actions, context: context)
     }
 }
 
@@ -240,17 +165,14 @@ extension ServerState {
         let cap = configuration.maximumOutputBytesTotal
         let (total, holders) = heldOutput()
         for shed in Self.shedFairly(holders.map { ($0.connection, $0.bytes) }, total: total, cap: cap) {
-            guard let context = shed.connection.context else { continue }
+            guard shed.connection.context != nil else { continue }
             logger.warning(
                 "closing a connection that does not read its output: unsent output across connections passed maxOutputBytesTotal",
                 metadata: [
                     "connection": "\(shed.connection.id)", "user": "\(shed.connection.identity.displayName)", "unsentBytes": "\(shed.bytes)",
                     "userHeldBytes": "\(shed.userBytes)", "heldOutputBytes": "\(total)", "maxOutputBytesTotal": "\(cap)",
                 ])
-            shed.connection.closing = true
-            shed.connection.pending = nil
-            shed.connection.queued = []
-            context.close(promise: nil)
+            shed.connection.closeHoldingOutput()
             connectionsClosedForHeldOutput += 1
         }
     }

@@ -17,63 +17,29 @@ final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = FramedLine
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+    /// The connection's life: what this handler reports to it, and what it says to do.
+    typealias Machine = ConnectionStateMachine<CommandResult>
 
     let state: ServerState
     let router: CommandRouter
     private(set) var id = 0
+    /// Who connected (`SO_PEERCRED` at accept): what the access policy decides on.
+    let identity: PeerIdentity
+    var context: ChannelHandlerContext?
     /// Views attached on this connection.
     var views = ConnectionViews()
     /// Identical registers this connection repeated (see `RegistrationRepeats`).
     var registrationRepeats = RegistrationRepeats()
-    /// What the client said it is in `hello`.
-    var clientName: String?
-    /// The client said in `hello` that it relays for others (listweb's pages): charged like any user,
-    /// root's included (see `AccountHolder`).
-    var isRelay = false
-    /// The account this connection's views, queues and output are charged to.
-    var accountHolder: AccountHolder { AccountHolder(uid: identity.uid, relay: isRelay) }
-    /// Set when this connection said `hello` as a plugin.
-    var plugin: PluginSession?
-    /// A request is waiting before it can reply (a dequeue waiting for plugins, a request waiting for a
-    /// write to finish before it runs): later lines wait in `queued`, so replies stay in request order.
-    var waiting = false
-    var queued: [ByteBuffer] = []
-    /// The `line-too-long` reply, when it arrived while a request was waiting: sent after the replies
-    /// to the lines before it.
-    var lastReply: [UInt8]?
-    var closeWhenIdle = false
-    /// Who connected (`SO_PEERCRED` at accept): what the access policy decides on.
-    let identity: PeerIdentity
-    /// The command being run (for the audit log of refusals and the request log).
-    var currentCommand = ""
-    /// The error code the last request was answered with (nil: it succeeded), for the request log.
-    var lastErrorCode: String?
-    var context: ChannelHandlerContext?
-    private var inputClosed = false
-    var closing = false
-
-    /// The line limit this connection's framer was made with (a reload changes only new connections').
-    let maximumLineBytes: Int
-    /// The output limits in force when the connection opened (its write buffer's water marks use them).
-    let maximumOutputBytes: Int
-    let maximumOutputBytesHard: Int
-    /// How long a line may stay unfinished.
-    let partialLineTimeout: TimeAmount
-
-    /// Unsent output is above `maximumOutputBytes`: no reading, no requests run, until it drains.
-    var outputPaused = false
-    /// `channelBytesBound` when this connection's held output was last weighed against `maxOutputBytesTotal`.
-    var heldOutputChecked = 0
-    /// A read was asked for while reading was held; issued when reading resumes.
-    var readHeld = false
-    /// Bytes of the unfinished line the framer holds (counted in `ServerState.partialLineBytes`).
-    var heldPartialBytes = 0
-    /// When the unfinished line began (nil: none, or its clock is stopped while output is paused).
-    var partialLineStarted: NIODeadline?
-    var partialLineCheckScheduled = false
-    /// At least the bytes the channel holds unsent: raised by every write to it, set exactly whenever
-    /// `bufferedBytes(context:)` asks the channel (see `admitOutput`).
-    var channelBytesBound = 0
+    /// What the client said in `hello`, and the request it is running.
+    var client = ClientProfile()
+    /// Reading, the order of requests and replies, the unfinished line's clock, closing.
+    var machine: Machine
+    /// What was written and not yet seen leave.
+    var output = ConnectionOutput()
+    /// The limits in force when the connection opened.
+    let limits: ConnectionLimits
+    /// A buffer with room for a reply (the last one's): the router writes the next reply into it.
+    var replyScratch: [UInt8] = []
 
     /// The handlers of one client connection, in order: the line framer, then the connection handler.
     /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
@@ -88,10 +54,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     init(state: ServerState, identity: PeerIdentity, router: CommandRouter) {
         self.state = state
         self.identity = identity
-        maximumLineBytes = state.configuration.maximumLineBytes
-        maximumOutputBytes = state.configuration.maximumOutputBytes
-        maximumOutputBytesHard = max(state.configuration.maximumOutputBytesHard, state.configuration.maximumOutputBytes)
-        partialLineTimeout = .seconds(Int64(state.configuration.partialLineTimeoutSeconds))
+        limits = ConnectionLimits(state.configuration)
+        machine = Machine(partialLineTimeout: limits.partialLineTimeout)
         self.router = router
     }
 
@@ -101,56 +65,33 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        releasePartialLine()
+        perform(machine.releasePartialLine(), context: context)
         state.unregister(self)
         self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
+        guard !machine.isClosing else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
-            releasePartialLine()
             state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
             let reply = router.errorReply(
-                id: nil, WireError(.lineTooLong, "The line is longer than \(maximumLineBytes) bytes; closing the connection."))
+                id: nil, WireError(.lineTooLong, "The line is longer than \(limits.maximumLineBytes) bytes; closing the connection."))
             // After the replies to the lines before it, then the connection closes.
-            closeWhenIdle = true
-            if isHoldingLines {
-                lastReply = reply
-            } else {
-                process(CommandResult(reply: .encoded(reply)), context: context)
-                if isIdle { closeAfterFlush(context: context) }
-            }
+            perform(machine.lineTooLong(answer: CommandResult(reply: .encoded(reply))), context: context)
         case .line(let line):
-            partialLineStarted = nil
-            handleLine(line, context: context)
+            perform(machine.lineFramed(line), context: context)
         case .partial(let bytes):
-            partialLine(bytes: bytes, context: context)
+            perform(machine.partialLine(bytes: bytes, now: context.eventLoop.now), context: context)
         }
     }
 
-    /// Lines wait in `queued` (behind a waiting request, or while output is paused).
-    var isHoldingLines: Bool { waiting || outputPaused || !queued.isEmpty }
-
-    func handleLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
-        if isHoldingLines {
-            queued.append(line)
-            return
-        }
-        runLine(line, context: context)
+    /// Runs the held lines while nothing holds them, then the held-back `line-too-long` reply.
+    func runHeldLines(context: ChannelHandlerContext) {
+        while let next = machine.nextHeldLine() { perform(next, context: context) }
     }
 
-    /// Runs the queued lines while nothing holds them, then the held-back `line-too-long` reply.
-    func runQueuedLines(context: ChannelHandlerContext) {
-        while !waiting, !outputPaused, !closing, !queued.isEmpty { runLine(queued.removeFirst(), context: context) }
-        if !waiting, !outputPaused, !closing, queued.isEmpty, let reply = lastReply {
-            lastReply = nil
-            process(CommandResult(reply: .encoded(reply)), context: context)
-        }
-    }
-
-    /// Runs one line now (the queue is being drained in order).
+    /// Runs one line now (the held lines are being drained in order).
     private func runLine(_ line: ByteBuffer, context: ChannelHandlerContext) {
         // The request log (debug level): who asked what, how it ended, how long it took.
         let logged = state.logger.logLevel <= .debug
@@ -181,74 +122,54 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// and now waits for its own write).
     private func process(_ outcome: CommandResult, context: ChannelHandlerContext) {
         guard let deferred = outcome.deferred else {
-            if replies.isEmpty { deliver(outcome, context: context) } else { replies.append(PendingReply(outcome)) }
+            perform(machine.replyReady(outcome), context: context)
             return
         }
         if outcome.awaitsStorage {
-            let slot = PendingReply(nil)
-            replies.append(slot)
+            let ticket = machine.replyAwaited()
             deferred.whenResolved { [self] final in
-                slot.outcome = final
+                self.machine.replyResolved(ticket, final)
                 guard let context = self.context else { return }
                 self.deliverReadyReplies(context: context)
             }
             return
         }
-        waiting = true
+        machine.requestWaits()
         deferred.whenResolved { [self] final in
             guard let context = self.context else { return }
-            self.waiting = false
+            self.machine.requestResolved()
             self.process(final, context: context)
             self.checkOutput(context: context)
-            self.runQueuedLines(context: context)
+            self.runHeldLines(context: context)
             self.writePending(context: context)
             context.flush()
-            if self.isIdle && self.closeWhenIdle { self.closeAfterFlush(context: context) }
+            self.perform(self.machine.closeIfDone(), context: context)
         }
     }
-
-    /// Replies that wait for earlier ones, in request order (`outcome` is set once it is known).
-    private final class PendingReply {
-        var outcome: CommandResult?
-        init(_ outcome: CommandResult?) { self.outcome = outcome }
-    }
-
-    private var replies: [PendingReply] = []
-
-    /// No request is waiting or queued and no reply is held back.
-    var isIdle: Bool { !waiting && replies.isEmpty && queued.isEmpty && lastReply == nil }
 
     /// Delivers the queued replies from the front while they are known.
     private func deliverReadyReplies(context: ChannelHandlerContext) {
         var delivered = 0
-        while delivered < replies.count, let outcome = replies[delivered].outcome {
+        while let outcome = machine.readyReply(at: delivered) {
             deliver(outcome, context: context)
             delivered += 1
         }
-        guard delivered > 0 else { return }
-        replies.removeFirst(delivered)
-        if isIdle && closeWhenIdle {
-            closeAfterFlush(context: context)
-        } else {
-            flushLater(context: context)
-        }
+        perform(machine.repliesDelivered(delivered), context: context)
     }
-
-    private var flushScheduled = false
 
     /// Writes and flushes the replies and events at the end of this turn of the event loop: when a
     /// written group makes many of this connection's replies ready one after the other, or a burst of
     /// changes sends it many events, they leave in one write. (One task per turn for all connections:
     /// `ServerState.flushAtEndOfTurn`.)
-    private func flushLater(context: ChannelHandlerContext) {
-        guard !flushScheduled else { return }
-        flushScheduled = true
+    func flushLater(context: ChannelHandlerContext) {
+        guard !output.flushScheduled else { return }
+        output.flushScheduled = true
         state.flushAtEndOfTurn(self, on: context.eventLoop)
     }
 
     /// The flush `flushLater` asked for.
     func flushScheduledOutput() {
-        flushScheduled = false
+        output.flushScheduled = false
         guard let context else { return }
         writePending(context: context)
         context.flush()
@@ -265,9 +186,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         for action in outcome.afterReply { action() }
     }
 
-    /// A buffer with room for a reply (the last one's): the router writes the next reply into it.
-    var replyScratch: [UInt8] = []
-
     func channelReadComplete(context: ChannelHandlerContext) {
         writePending(context: context)
         context.flush()
@@ -275,11 +193,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            inputClosed = true
             // A one-shot client (socat, nc) is done: flush its replies and close. A view stays.
-            if views.isEmpty {
-                if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }
-            }
+            perform(machine.inputClosed(hasViews: !views.isEmpty), context: context)
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -290,30 +205,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    /// Replies of the current read burst, written as one buffer at the end of the burst (or before
-    /// anything else is written, so the order of lines never changes).
-    var pending: ByteBuffer?
-
     func write(context: ChannelHandlerContext, reply: [UInt8]) {
         guard admitOutput(reply.count + 1, context: context) else { return }
         // Room for a burst's replies at once (a 16-deep pipeline of small replies without growing).
-        if pending == nil { pending = context.channel.allocator.buffer(capacity: max(reply.count + 1, 2048)) }
-        pending!.writeBytes(reply)
-        pending!.writeInteger(UInt8(ascii: "\n"))
+        if output.gathered == nil { output.gathered = context.channel.allocator.buffer(capacity: max(reply.count + 1, 2048)) }
+        output.gathered!.writeBytes(reply)
+        output.gathered!.writeInteger(UInt8(ascii: "\n"))
     }
 
     func writePending(context: ChannelHandlerContext) {
-        guard let buffer = pending else { return }
-        pending = nil
-        channelBytesBound += buffer.readableBytes
+        guard let buffer = output.takeGathered() else { return }
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
     /// Flushes what was written, then closes; after `grace`, closes anyway (a peer that does not read
-    /// cannot hold the connection, and its unsent output, open).
-    func closeAfterFlush(context: ChannelHandlerContext, grace: TimeAmount = .seconds(2)) {
-        guard !closing else { return }
-        closing = true
+    /// cannot hold the connection, and its unsent output, open). The machine decided (it is closing).
+    private func closeAfterFlush(context: ChannelHandlerContext, grace: TimeAmount) {
         writePending(context: context)
         let channel = context.channel
         let done = context.eventLoop.makePromise(of: Void.self)
@@ -322,108 +229,47 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
     }
 
-    /// Detaches every view of this connection from its data source.
-    private func detachAllViews() {
-        for attachment in views {
-            state.dataSources[attachment.dataSource]?.detach(view: attachment.name)
-            attachment.releaseCharges()
-        }
-        views.removeAll()
-    }
-
-    /// The one way an event reaches this connection's views (every kind: changes, reloads,
-    /// `layoutChanged`, `cellUpdated`, `selectionChanged`, `dropped`, a resumed view's backlog): written
-    /// at once and flushed at the end of the loop's turn, counted in `stats` (`events.sent`), unless this connection's unsent output
-    /// would pass the view queue limit (`maxViewQueueBytes`): then its views get a last `overflow` event
-    /// and the connection is closed. `event` is one line with its newline (a broadcast shares one buffer
-    /// among its views).
-    func sendEvent(_ event: ByteBuffer) {
-        guard let context, !closing else { return }
-        if !views.isEmpty, fellBehind(adding: event.readableBytes, context: context) { return }
-        guard admitOutput(event.readableBytes, context: context) else { return }
-        writePending(context: context)
-        channelBytesBound += event.readableBytes
-        // Flushed at the end of this turn of the event loop: the events of a burst of changes (a writer's
-        // pipelined requests) leave in one write.
-        context.write(wrapOutboundOut(event), promise: nil)
-        flushLater(context: context)
-        state.eventsSent += 1
-        // A view whose peer does not read keeps growing past the moment it stopped being writable: its
-        // share of maxOutputBytesTotal is looked at again for every maxOutputBytes more.
-        if channelBytesBound >= heldOutputChecked + maximumOutputBytes, !context.channel.isWritable {
-            heldOutputChecked = channelBytesBound
+    /// Carries out what the machine said to do.
+    func perform(_ action: Machine.Action?, context: ChannelHandlerContext) {
+        guard let action else { return }
+        switch action {
+        case .run(let line): runLine(line, context: context)
+        case .deliver(let outcome): deliver(outcome, context: context)
+        case .read: context.read()
+        case .pauseReading:
+            state.logger.debug("output above maxOutputBytes: not reading", metadata: ["connection": "\(id)", "user": "\(identity.displayName)"])
             state.shedHeldOutput()
+        case .weighHeldOutput:
+            // Above maxOutputBytes (a reply not read, or a view's events): counted toward maxOutputBytesTotal.
+            output.heldOutputChecked = output.channelBytesBound
+            state.shedHeldOutput()
+        case .resumeReading:
+            runHeldLines(context: context)
+            writePending(context: context)
+            context.flush()
+            perform(machine.heldLinesRan(now: context.eventLoop.now), context: context)
+        case .flushLater: flushLater(context: context)
+        case .closeAfterFlush(let grace): closeAfterFlush(context: context, grace: grace)
+        case .closeNow:
+            output.gathered = nil
+            context.close(promise: nil)
+        case .countPartialLineBytes(let bytes): state.partialLineBytes += bytes
+        case .checkPartialLineTotal:
+            if state.partialLineBytes > state.configuration.maximumPartialLineBytesTotal { state.shedPartialLines() }
+        case .schedulePartialLineCheck(let deadline):
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(deadline: deadline) { bound.value.partialLineTimerFired() }
+        case .partialLineTimedOut:
+            let seconds = limits.partialLineTimeout.nanoseconds / 1_000_000_000
+            abandonPartialLine(
+                "The line was not finished within \(seconds) second\(seconds == 1 ? "" : "s") (partialLineTimeoutSeconds); closing the connection.",
+                reason: "partial line timed out")
+        case .announceShutdown:
+            if !views.isEmpty { write(context: context, reply: ViewEvent.shutdown) }
         }
-        closeIfFinished(context: context)
     }
 
-    /// `sendEvent` for an event line built for this connection alone (without its newline).
-    func sendEvent(_ bytes: [UInt8]) {
-        guard let context, !closing else { return }
-        var buffer = context.channel.allocator.buffer(capacity: bytes.count + 1)
-        buffer.writeBytes(bytes)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        sendEvent(buffer)
-    }
-
-    /// Whether `count` more bytes of events would put this connection's views `maxViewQueueBytes` behind:
-    /// then they get `overflow` and are disconnected (counted in `stats`), and nothing more is sent.
-    private func fellBehind(adding count: Int, context: ChannelHandlerContext) -> Bool {
-        let limit = state.configuration.maximumViewQueueBytes
-        if channelMayHold(atLeast: limit - count + 1, context: context) {
-            let buffered = channelBytesBound
-            state.viewsOverflowed += 1
-            state.logger.warning(
-                "view fell behind; disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "bufferedBytes": "\(buffered)"])
-            detachAllViews()
-            write(context: context, reply: ViewEvent.overflow(limit: state.configuration.maximumViewQueueBytes))
-            closeAfterFlush(context: context)
-            return true
-        }
-        return false
-    }
-
-    /// Tells the client the server is stopping (views get a `shutdown` event), then closes.
-    func shutDown() {
-        guard let context, !closing else { return }
-        if !views.isEmpty { write(context: context, reply: ViewEvent.shutdown) }
-        closeAfterFlush(context: context)
-    }
-
-    /// The connection's event loop (while it is open).
-    var eventLoop: EventLoop? { context?.eventLoop }
-
-    /// Closes at once, logging why (a plugin that broke the protocol).
-    func disconnect(reason: String) {
-        guard let context, !closing else { return }
-        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "plugin": "\(plugin?.name ?? "-")", "reason": "\(reason)"])
-        closeAfterFlush(context: context, grace: .milliseconds(100))
-    }
-
-    /// Forgets a view of this connection that its data source no longer serves and tells the client:
-    /// `{"event": "dropped", "dataSource", "view", "reason"?}` (the data source was dropped, or with
-    /// `reason`, e.g. `access`, why else).
-    func viewDropped(_ view: ViewSession, reason: String? = nil) {
-        views.remove(view)
-        view.releaseCharges()
-        sendEvent(ViewEvent.dropped(dataSource: view.dataSource, view: view.name, reason: reason))
-    }
-
-    /// Writes a line that is not an event of this connection's views (a configure request to a plugin,
-    /// whose own limits apply), flushed at once.
-    func sendLine(_ bytes: [UInt8]) {
-        guard let context, !closing else { return }
-        write(context: context, reply: bytes)
-        writePending(context: context)
-        context.flush()
-        closeIfFinished(context: context)
-    }
-
-    /// A one-shot client whose input ended and whose last view just went: closes once its replies are out.
-    private func closeIfFinished(context: ChannelHandlerContext) {
-        if inputClosed && views.isEmpty {
-            // A one-shot client that just lost its last view: close once its replies are out.
-            if isIdle { closeAfterFlush(context: context) } else { closeWhenIdle = true }
-        }
+    func perform(_ actions: [Machine.Action], context: ChannelHandlerContext) {
+        for action in actions { perform(action, context: context) }
     }
 }
