@@ -23,6 +23,9 @@ let package = Package(
         // Test-only: a server without socket or threads (InProcessServer), for the fuzzer (Fuzz/), the
         // unit tests and the in-process benchmarks.
         .library(name: "ListServerTestKit", targets: ["ListServerTestKit"]),
+        // Test-only: stores that fail on demand (SQLite with faults, a shared store in memory), for the
+        // durability tests, the server's tests and the fuzzer.
+        .library(name: "StoreTestKit", targets: ["StoreTestKit"]),
         .executable(name: "listd", targets: ["listd"]),
         .executable(name: "listctl", targets: ["listctl"]),
         .executable(name: "listview", targets: ["listview"]),
@@ -94,6 +97,20 @@ let package = Package(
                 "CSystemd", "ListEngine", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
+        // Stores that fail on demand, for tests and the fuzzer (no product of the server).
+        .target(
+            name: "StoreTestKit",
+            dependencies: ["ListStore", "ListStoreSQLite", "ListEngine", "DiffableCore", "CellCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // The durability module alone: the writer, the pipeline (grouping, parking, recovery, checkpoints)
+        // over the engine, and the follower's state machine. Nothing of the server.
+        .testTarget(
+            name: "ListDurabilityTests",
+            dependencies: [
+                "ListDurability", "ListEngine", "ListStore", "ListWire", "DiffableCore", "CellCore", "StoreTestKit", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The daemon's engine: socket, connections, data sources, views, systemd glue.
         .target(
             name: "ListServer",
@@ -109,7 +126,7 @@ let package = Package(
         .target(
             name: "ListServerTestKit",
             dependencies: [
-                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                "ListServer", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListWire", "StoreTestKit", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -145,6 +162,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [
                 .embedInCode("Web/index.html"), .embedInCode("Web/source.html"), .embedInCode("Web/style.css"), .embedInCode("Web/index.js"),
@@ -158,6 +176,7 @@ let package = Package(
                 "ListWeb", "ListClient", "FileSafety", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(name: "ListPluginKit", dependencies: ["ListClient", "ListWire", "DiffableCore"]),
         .executableTarget(name: "emoji-plugin", dependencies: ["ListPluginKit", "DiffableCore"], path: "plugins/emoji"),
@@ -181,11 +200,11 @@ let package = Package(
             // Golden frames, read from the source tree.
             exclude: ["Frames"]),
         // The connection handler and the line framer in an EmbeddedChannel (no socket, no process); the
-        // commit pipeline against a store that fails on demand.
+        // server over stores that fail on demand (in process, and following a shared store).
         .testTarget(
             name: "ListServerUnitTests",
             dependencies: [
-                "ListServer", "ListServerTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListStoreSQLite", "CSystemd", "TestSupport",
+                "ListServer", "ListServerTestKit", "StoreTestKit", "ListWire", "DiffableCore", "ListAccess", "ListStore", "ListEngine", "ListDurability", "ListStoreSQLite", "CSystemd", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),

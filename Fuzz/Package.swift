@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "ListStore", package: "listd"),
                 .product(name: "ListEngine", package: "listd"),
                 .product(name: "ListStoreSQLite", package: "listd"),
+                .product(name: "StoreTestKit", package: "listd"),
             ],
             path: "Sources/ListdFuzz"
         )

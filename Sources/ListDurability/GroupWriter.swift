@@ -23,13 +23,13 @@ import NIOPosix
 package final class GroupWriter: @unchecked Sendable {
     /// What one group's write came to, delivered on the event loop in the order groups were written.
     package struct Report: Sendable {
-        /// The mutations (calls of `add`) the group held, oldest first.
-        let mutations: Int
-        let records: Int
+        /// The mutations (calls of `add`) the group held, oldest first, and their records.
+        package let mutations: Int
+        package let records: Int
         /// The time the store took, or why it failed.
-        let result: Result<Duration, Error>
+        package let result: Result<Duration, Error>
         /// The store asked for `maintain()` after this write.
-        let needsMaintenance: Bool
+        package let needsMaintenance: Bool
     }
 
     private let store: Store

@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import ListServer
 import NIOEmbedded
+import StoreTestKit
 
 /// A listd server without a socket or threads, for fuzzers and tests outside this module.
 ///
@@ -41,11 +42,9 @@ public final class InProcessServer {
         self.init(configuration: configuration, logger: logger)
         let state = self.state
         try state.engine.load(store.load())
-        let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger, inline: true) {
-            [unowned state] undos, touched, _ in
-            state.undo(undos, dataSources: touched)
+        state.pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger, inline: true) {
+            [unowned state] undone in state.react(to: undone)
         }
-        state.pipeline = pipeline
     }
 
     /// Writes what is open, syncs and closes the store (a durable server); the server is not used after.
@@ -77,20 +76,7 @@ public final class InProcessServer {
     public var stateEncoding: [UInt8] { Self.encoding(of: state.model) }
 
     /// `stateEncoding` of any model (e.g. one loaded from a store, to compare with the state served).
-    public static func encoding(of model: StateModel) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for name in model.dataSources.keys.sorted() {
-            let dataSource = model.dataSources[name]!
-            bytes += JSONValue.array([.string(name), .string(dataSource.incarnation)]).jsonBytes
-            bytes += StateCoding.encode(dataSource.content)
-            bytes.append(0x0A)
-        }
-        for name in model.registrationOrder {
-            if let registration = model.registrations[name] { bytes += StateCoding.encode(registration) }
-            bytes.append(0x0A)
-        }
-        return bytes
-    }
+    public static func encoding(of model: StateModel) -> [UInt8] { model.stateEncoding }
 
     /// What is wrong with the served state, empty when nothing is: the served data sources and the
     /// model's must be the same objects, and each snapshot must keep its internal invariants.

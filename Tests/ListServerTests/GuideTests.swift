@@ -7,8 +7,11 @@ import Testing
 struct GuideTests {
     static let docsDirectory = protocolDirectory.deletingLastPathComponent().appendingPathComponent("docs")
 
+    /// The pages of `docs/` that hold `transcript` blocks (design notes hold none).
     static var guides: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: docsDirectory.path)) ?? []).filter { $0.hasSuffix(".md") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: docsDirectory.path)) ?? []).filter { name in
+            name.hasSuffix(".md") && (try? String(contentsOf: docsDirectory.appendingPathComponent(name), encoding: .utf8))?.contains("```transcript\n") == true
+        }.sorted()
     }
 
     /// The lines of a guide's `transcript` blocks, with their line numbers in the guide.

@@ -5,6 +5,7 @@ import ListServerTestKit
 import ListEngine
 import ListStore
 import ListWire
+import StoreTestKit
 import TestSupport
 import Testing
 
@@ -13,12 +14,6 @@ import Testing
 /// holds exactly the state served (nothing acknowledged lost, nothing undone kept), a failed request
 /// changed nothing, and a view's events replay to the served snapshot.
 @Suite struct DurableInProcessTests {
-    /// The state a store holds, in `InProcessServer.stateEncoding`'s form.
-    static func storedEncoding(_ store: FaultInjectingStore) throws -> [UInt8] {
-        let model = try StateModel(loading: store.inner.load())
-        return InProcessServer.encoding(of: model)
-    }
-
     func randomRequest(_ random: inout SeededGenerator, serial: Int) -> JSONValue {
         let item = "i\(Int.random(in: 0..<12, using: &random))"
         let other = "i\(Int.random(in: 0..<12, using: &random))"
@@ -68,7 +63,7 @@ import Testing
             }
             store.heal()  // a request that wrote nothing leaves its fault unused: not for the next one
             #expect(
-                String(decoding: try Self.storedEncoding(store), as: UTF8.self) == String(decoding: server.stateEncoding, as: UTF8.self),
+                String(decoding: try store.storedEncoding(), as: UTF8.self) == String(decoding: server.stateEncoding, as: UTF8.self),
                 "the store holds the state served, after \(request) (\(code))")
             // The view's events so far replay to the served snapshot.
             for line in try viewer.send([]) {
@@ -90,5 +85,34 @@ import Testing
         let restarted = try InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")), store: reopened)
         #expect(restarted.stateEncoding == server.stateEncoding)
         restarted.closeStore()
+    }
+
+    /// The server's part of undoing a failed write (`ServerState.react(to:)`, which
+    /// `CommitPipeline(engine:…)` calls once the engine's part is done): an unregister whose write
+    /// failed gives the registration back, and the views whose provider names it are told it was made
+    /// again (their cells of it are to be dequeued again).
+    @Test func viewsAreToldWhatUndoingAFailedWriteDidToARegistration() throws {
+        let store = try FaultInjectingStore()
+        let server = try InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")), store: store)
+        let client = try server.connect()
+        let viewer = try server.connect()
+        func send(_ connection: InProcessConnection, _ request: JSONValue) throws -> [JSONValue] {
+            try connection.send(request.jsonBytes + [0x0A]).map { try JSONParser.parse($0) }
+        }
+        for request: JSONValue in [
+            ["cmd": "register", "registration": "r", "contentConfiguration": ["type": "cell", "text": "{{n}}"]],
+            ["cmd": "apply", "dataSource": "d", "snapshot": ["sections": [["id": "s0", "items": ["a"]]]]],
+            ["cmd": "setCellProvider", "dataSource": "d", "rules": [], "default": "r"],
+        ] {
+            #expect(try send(client, request).first?["ok"] == true, "\(request)")
+        }
+        #expect(try send(viewer, ["cmd": "attach", "dataSource": "d", "view": "v"]).first?["ok"] == true)
+        store.fail(.write)
+        let failed = try send(client, ["cmd": "unregister", "registration": "r"])
+        #expect(failed.first?["error"]?["code"] == "storage-failed", "\(failed)")
+        let events = try viewer.send([]).map { try JSONParser.parse($0) }
+        #expect(events == [["event": "registrationChanged", "dataSource": "d", "view": "v", "registration": "r", "change": "created"]])
+        #expect(String(decoding: try store.storedEncoding(), as: UTF8.self) == String(decoding: server.stateEncoding, as: UTF8.self))
+        server.closeStore()
     }
 }

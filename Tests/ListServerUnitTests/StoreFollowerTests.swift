@@ -8,6 +8,8 @@ import ListWire
 import Logging
 import NIOCore
 import NIOPosix
+import StoreTestKit
+import TestSupport
 import Testing
 
 @testable import ListServer
@@ -27,9 +29,8 @@ private final class FollowingState: @unchecked Sendable {
                 configuration: ServerConfiguration(listener: .path("/unused")),
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             try state.engine.load(store.load())
-            let bound = NIOLoopBound(state, eventLoop: loop)
-            let pipeline = CommitPipeline(store: store, model: state.model, loop: loop, logger: state.logger) { undos, touched, _ in
-                bound.value.undo(undos, dataSources: touched)
+            let pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger) { [unowned state] undone in
+                state.react(to: undone)
             }
             state.pipeline = pipeline
             state.follow(store, pipeline: pipeline, loop: loop)

@@ -6,7 +6,9 @@ import ServiceLifecycle
 /// connections, then the supervisor stops the plugins, then the store writes what was accepted and closes.
 extension ListServer: Service {
     /// The services of a running server, in start order.
-    public var services: [any Service] { [StorageService(server: self), PluginsService(server: self), self] }
+    public var services: [any Service] {
+        [StoppingPart(description: "storage") { await self.closeStorage() }, StoppingPart(description: "plugins") { await self.stopPlugins() }, self]
+    }
 
     /// Serves (on the event loop) until the group shuts down gracefully or is cancelled, then stops
     /// accepting and drains the connections: views are told `shutdown`, output is flushed.
@@ -16,26 +18,16 @@ extension ListServer: Service {
     }
 }
 
-/// The store as a service: on shutdown, once the connections drained, what was accepted is written and
-/// the store closed (nothing with `--ephemeral`).
-struct StorageService: Service, CustomStringConvertible {
-    let server: ListServer
-    var description: String { "storage" }
+/// A part of the server whose service is to stop it in its turn: it waits for the group's graceful
+/// shutdown (or its cancellation), then runs `stop`. The plugins (`stopPlugins`: their views may have
+/// needed them until the connections drained) and the store (`closeStorage`: what was accepted is
+/// written, then the store closes; nothing with `--ephemeral`).
+struct StoppingPart: Service, CustomStringConvertible {
+    let description: String
+    let stop: @Sendable () async -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
-        await server.closeStorage()
-    }
-}
-
-/// The plugin supervisor as a service: on shutdown, once the connections drained (their views may have
-/// needed the plugins), every supervised plugin is stopped.
-struct PluginsService: Service, CustomStringConvertible {
-    let server: ListServer
-    var description: String { "plugins" }
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await server.stopPlugins()
+        await stop()
     }
 }

@@ -56,8 +56,8 @@ public final class ListServer: Sendable {
                 try state.engine.load(opened.loaded)
                 state.storage.opened = opened
                 let bound = NIOLoopBound(state, eventLoop: loop)
-                let pipeline = CommitPipeline(store: opened.store, model: state.model, loop: loop, logger: logger) { undos, touched, _ in
-                    bound.value.undo(undos, dataSources: touched)
+                let pipeline = CommitPipeline(engine: state.engine, store: opened.store, loop: loop, logger: logger) { undone in
+                    bound.value.react(to: undone)
                 }
                 pipeline.loaded(opened.loaded)
                 if opened.periodicSync { pipeline.startPeriodicSync() }

@@ -90,26 +90,11 @@ extension ServerState {
         if !followed, let follower { follower.touched(change.dataSourceName) }
         var committed = Committed(outcome: applied.outcome)
         committed.changesJSON = applied.changesJSON
-        if let pipeline, !followed {
-            let records = model.records(of: change, outcome: applied.outcome, event: applied.retainedEvent)
-            if !records.isEmpty {
-                committed.durable = pipeline.add(
-                    records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: applied.previousVersion,
-                    registrations: change.dataSourceName == nil, undo: applied.outcome.undo)
-            }
-        }
+        // Stored with what undoes it; a change that changed nothing answers once the changes before it are durable.
+        if let pipeline, !followed { committed.durable = pipeline.add(applied, of: change) }
         let dataSource = applied.dataSource
         committed.dataSource = dataSource
-        if applied.outcome.unchanged {
-            // Nothing was stored and nothing is sent. The reply reports the state as a read does: once
-            // the changes before it are durable.
-            if let pipeline, !followed, pipeline.mustPark(mutation: false) {
-                let durable = Deferred<WireError?>()
-                pipeline.park { durable.resolve(nil) }
-                committed.durable = durable
-            }
-            return committed
-        }
+        if applied.outcome.unchanged { return committed }  // nothing was stored and nothing is sent
         switch change {
         case .createDataSource:
             break
@@ -227,31 +212,6 @@ extension ServerState {
         let actor = identity(of: connection)
         try authorize(change, by: actor)
         return owned(change, by: actor.uid)
-    }
-
-    /// After a failed write: undoes the changes that were not stored, newest first (`undos` oldest
-    /// first), so memory is as it was before the failed group (see `StateEngine.undo`). The views were
-    /// sent none of those changes (a change is published once durable), so they need no event; the
-    /// views of a data source the undone changes had created are told it is gone.
-    package func undo(_ undos: [ChangeUndo], dataSources touched: Set<String>) {
-        let registrationsBefore = Set(undos.compactMap(\.registration).filter { model.registrations[$0] != nil })
-        for gone in engine.undo(undos, dataSources: touched) {
-            for view in gone.attachedViews { view.connection.viewDropped(view) }
-        }
-        // The views with an expansion of their own show the undone state again (they were sent none
-        // of the undone changes: what they show is what they were last sent).
-        for name in touched {
-            guard let dataSource = dataSources[name] else { continue }
-            for view in dataSource.viewsWithOwnExpansion { dataSource.reprojectExpansion(of: view) }
-        }
-        // A registration is as it was again: cells a view took of it meanwhile go, and the views are told.
-        for key in Set(undos.compactMap(\.registration)) {
-            for dataSource in dataSources.values {
-                for view in dataSource.attachedViews { view.cells.drain(registration: key) }
-            }
-            let now = model.registrations[key] != nil
-            tellViews(registration: key, change: !now ? .deleted : registrationsBefore.contains(key) ? .replaced : .created)
-        }
     }
 }
 

@@ -21,14 +21,7 @@ package final class ServerState {
     /// sources; the server changes them only through `commit` and the engine's other writes.
     package let engine: StateEngine<DataSourceViews>
     /// The store, its pipeline and follower (empty with `--ephemeral`).
-    var storage = ServerStorage() {
-        didSet {
-            // The store keeps no more of a data source's change log than memory retains.
-            if storage.pipeline !== oldValue.pipeline {
-                storage.pipeline?.oldestRetainedVersion = { [unowned self] name in engine.dataSources[name]?.retained.oldestVersion }
-            }
-        }
-    }
+    var storage = ServerStorage()
     /// The open connections.
     var connections = ConnectionRegistry()
     /// Connected and supervised plugins.

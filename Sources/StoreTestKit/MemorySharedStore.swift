@@ -1,14 +1,13 @@
 import CellCore
-import Foundation
-import ListEngine
 import ListStore
 import NIOConcurrencyHelpers
 
 /// A `SharedStore` in memory, shared by this instance (through `Store`) and a simulated other instance
 /// (`commitAsOther`, `createAsOther`, …, which notify as PostgreSQL's notifications do). Reads can be
-/// made to fail, writes held or failed, notices held back. Thread-safe: the writer thread, the
-/// follower's reader thread and the test's thread all call it.
-final class MemorySharedStore: SharedStore, @unchecked Sendable {
+/// made to fail, the next write failed, notices held back; a change that does not continue the stored
+/// version fails as a conflict, as PostgreSQL's does. Thread-safe: the writer thread, the follower's
+/// reader thread and the test's thread all call it.
+public final class MemorySharedStore: SharedStore, @unchecked Sendable {
     private struct Stored {
         var incarnation: String
         /// The checkpoint and its version; operations after it, encoded, by version.
@@ -24,19 +23,24 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
     private var notice: (@Sendable (StoreNotice) -> Void)?
     private var failingReads = false
     private var failNextWrite = false
-    private(set) var readsFailed = 0
+    /// How many reads failed (`failReads`).
+    public var readsFailed: Int { lock.withLock { failedReads } }
+    private var failedReads = 0
+
+    public init() {}
 
     /// Reads fail (a broken reading connection) until `healReads`.
-    func failReads() { lock.withLock { failingReads = true } }
-    func healReads() { lock.withLock { failingReads = false } }
+    public func failReads() { lock.withLock { failingReads = true } }
+    /// Reads go through again.
+    public func healReads() { lock.withLock { failingReads = false } }
     /// The next write fails (as the store answering an I/O error).
-    func failWrite() { lock.withLock { failNextWrite = true } }
+    public func failWrite() { lock.withLock { failNextWrite = true } }
 
     private func read<Value>(_ body: () throws(StorageError) -> Value) throws(StorageError) -> Value {
         lock.lock()
         defer { lock.unlock() }
         if failingReads {
-            readsFailed += 1
+            failedReads += 1
             throw StorageError(.io, "injected read failure")
         }
         return try body()
@@ -46,7 +50,7 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
 
     /// Another instance commits `operation` to `name` (its next version) and notifies (unless `notify`
     /// is false: its notice is late).
-    func commitAsOther(_ name: String, _ operation: DataSourceOperation, notify: Bool = true) {
+    public func commitAsOther(_ name: String, _ operation: DataSourceOperation, notify: Bool = true) {
         let version = lock.withLock { () -> Int in
             let version = dataSources[name]!.newest + 1
             dataSources[name]!.operations.append((version, StateCoding.encode(operation)))
@@ -56,19 +60,21 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
     }
 
     /// Another instance creates a data source (empty, version 0) and notifies.
-    func createAsOther(_ name: String, incarnation: String) {
+    public func createAsOther(_ name: String, incarnation: String) {
         lock.withLock {
             dataSources[name] = Stored(incarnation: incarnation, checkpoint: StateCoding.encode(DataSourceContent()), checkpointVersion: 0)
         }
         send(.dataSources)
     }
 
-    func dropAsOther(_ name: String) {
+    /// Another instance drops a data source and notifies.
+    public func dropAsOther(_ name: String) {
         _ = lock.withLock { dataSources.removeValue(forKey: name) }
         send(.dataSources)
     }
 
-    func registerAsOther(_ registration: Registration) {
+    /// Another instance registers (or redefines) a registration and notifies.
+    public func registerAsOther(_ registration: Registration) {
         lock.withLock { registrations.append((registration.name, StateCoding.encode(registration))) }
         send(.registrations)
     }
@@ -80,13 +86,13 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
 
     // MARK: Store
 
-    var kind: String { "postgresql" }
+    public var kind: String { "postgresql" }
 
-    func load() throws(StorageError) -> StoredState {
+    public func load() throws(StorageError) -> StoredState {
         try read { () throws(StorageError) in try state(names: nil, registrations: true) }
     }
 
-    func load(dataSources names: Set<String>, registrations: Bool) throws(StorageError) -> StoredState {
+    public func load(dataSources names: Set<String>, registrations: Bool) throws(StorageError) -> StoredState {
         try read { () throws(StorageError) in try state(names: names, registrations: registrations) }
     }
 
@@ -114,7 +120,7 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
     }
 
     /// All the records or none; a change that does not continue the stored version is a conflict.
-    func write(_ records: [StoreRecord]) throws(StorageError) {
+    public func write(_ records: [StoreRecord]) throws(StorageError) {
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -156,25 +162,25 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
         }
     }
 
-    func writeCheckpoint(_ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress { .skipped }
-    func backup() throws(StorageError) -> [UInt8] { throw StorageError(.io, "no backups in memory") }
-    func sync() throws(StorageError) {}
-    var needsMaintenance: Bool { false }
-    func maintain() throws(StorageError) {}
-    func idle() {}
-    func close() {}
+    public func writeCheckpoint(_ checkpoint: inout CheckpointWrite) throws(StorageError) -> CheckpointProgress { .skipped }
+    public func backup() throws(StorageError) -> [UInt8] { throw StorageError(.io, "no backups in memory") }
+    public func sync() throws(StorageError) {}
+    public var needsMaintenance: Bool { false }
+    public func maintain() throws(StorageError) {}
+    public func idle() {}
+    public func close() {}
 
     // MARK: SharedStore
 
-    func startFollowing(_ notice: @escaping @Sendable (StoreNotice) -> Void) {
+    public func startFollowing(_ notice: @escaping @Sendable (StoreNotice) -> Void) {
         lock.withLock { self.notice = notice }
         notice(.resync)
     }
 
-    func stopFollowing() { lock.withLock { notice = nil } }
-    var reconnects: Int { 0 }
+    public func stopFollowing() { lock.withLock { notice = nil } }
+    public var reconnects: Int { 0 }
 
-    func changes(of name: String, after version: Int) throws(StorageError) -> FollowedChanges {
+    public func changes(of name: String, after version: Int) throws(StorageError) -> FollowedChanges {
         try read { () throws(StorageError) -> FollowedChanges in
             guard let entry = dataSources[name] else { return .missing }
             guard version >= entry.checkpointVersion else { return .gap(incarnation: entry.incarnation) }
@@ -186,17 +192,17 @@ final class MemorySharedStore: SharedStore, @unchecked Sendable {
         }
     }
 
-    func versions() throws(StorageError) -> [StoredVersion] {
+    public func versions() throws(StorageError) -> [StoredVersion] {
         try read { () throws(StorageError) in
             dataSources.keys.sorted().map { StoredVersion(name: $0, incarnation: dataSources[$0]!.incarnation, version: dataSources[$0]!.newest) }
         }
     }
 
-    func storedRegistrations() throws(StorageError) -> [Registration] {
+    public func storedRegistrations() throws(StorageError) -> [Registration] {
         try read { () throws(StorageError) in try decodedRegistrations() }
     }
 
-    func dataSource(named name: String, atVersion version: Int?) throws(StorageError) -> StoredDataSource? {
+    public func dataSource(named name: String, atVersion version: Int?) throws(StorageError) -> StoredDataSource? {
         try read { () throws(StorageError) in try dataSources[name].map { entry throws(StorageError) in try stored(name, entry) } }
     }
 }

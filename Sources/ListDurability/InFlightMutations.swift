@@ -1,0 +1,101 @@
+import ListEngine
+import ListWire
+import NIOCore
+
+/// The mutations handed to the writer and not yet durable, oldest first (the writer writes them in this
+/// order, so a report of `n` mutations is about the first `n`), counted per data source, and what waits
+/// for one of them to be durable. Mutations are numbered in the order they were added.
+package struct InFlightMutations {
+    /// One mutation in flight.
+    package struct Pending {
+        package var dataSources: Set<String>
+        /// The version of the data source before the mutation (`nil`: it did not exist, or none).
+        package var previousVersion: Int?
+        /// Whether it changes the registrations.
+        package var registrations: Bool
+        /// The mutation's number, in the order of `add`.
+        package var sequence: Int
+        package var added: ContinuousClock.Instant
+        /// Resolves once the mutation is durable (`nil`), or with the error that undid it.
+        package var done: Deferred<WireError?>
+        /// What undoes the mutation in memory should its write fail.
+        package var undo: ChangeUndo?
+    }
+
+    /// Oldest first.
+    package private(set) var queue: [Pending] = []
+    private var perDataSource: [String: Int] = [:]
+    private var registrationMutations = 0
+    private var nextSequence = 0
+    /// The number of the newest durable mutation (-1: none yet).
+    package private(set) var durableSequence = -1
+    private var awaitingDurable: [(sequence: Int, promise: EventLoopPromise<Void>)] = []
+
+    package init() {}
+
+    package var isEmpty: Bool { queue.isEmpty }
+    package var count: Int { queue.count }
+    /// The number of the newest mutation in flight.
+    package var newestSequence: Int? { queue.last?.sequence }
+
+    /// Whether a mutation of the data source is in flight.
+    package func contains(dataSource name: String) -> Bool { perDataSource[name] != nil }
+
+    /// Whether a mutation of the registrations is in flight.
+    package var hasRegistrations: Bool { registrationMutations > 0 }
+
+    /// Adds a mutation handed to the writer.
+    package mutating func append(
+        dataSources: Set<String>, previousVersion: Int?, registrations: Bool, done: Deferred<WireError?>, undo: ChangeUndo?,
+        at now: ContinuousClock.Instant = .now
+    ) {
+        let pending = Pending(
+            dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, sequence: nextSequence, added: now,
+            done: done, undo: undo)
+        nextSequence += 1
+        track(pending, by: 1)
+        queue.append(pending)
+    }
+
+    /// The oldest `count` mutations are durable: removes and returns them, with the promises of
+    /// `whenDurable` now due (to succeed).
+    package mutating func removeDurable(_ count: Int) -> (group: [Pending], due: [EventLoopPromise<Void>]) {
+        // Copied out before the removal, so that the removal shifts the rest in place.
+        let group = Array(queue[..<count])
+        queue.removeFirst(count)
+        for pending in group { track(pending, by: -1) }
+        if let last = group.last { durableSequence = last.sequence }
+        let due = awaitingDurable.filter { $0.sequence <= durableSequence }.map(\.promise)
+        awaitingDurable.removeAll { $0.sequence <= durableSequence }
+        return (group, due)
+    }
+
+    /// A write failed: removes and returns every mutation in flight (to undo), with the promises of
+    /// `whenDurable` that will never be due (to fail).
+    package mutating func removeAll() -> (undone: [Pending], waiting: [EventLoopPromise<Void>]) {
+        let undone = queue
+        queue = []
+        perDataSource = [:]
+        registrationMutations = 0
+        let waiting = awaitingDurable.map(\.promise)
+        awaitingDurable = []
+        return (undone, waiting)
+    }
+
+    /// Succeeds once the mutation numbered `sequence` is durable (at once for `nil` or one durable
+    /// already); fails (`removeAll`'s caller fails it) when a write fails first.
+    package mutating func whenDurable(_ sequence: Int?, on loop: EventLoop) -> EventLoopFuture<Void> {
+        guard let sequence, sequence > durableSequence else { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        awaitingDurable.append((sequence, promise))
+        return promise.futureResult
+    }
+
+    private mutating func track(_ pending: Pending, by step: Int) {
+        for name in pending.dataSources {
+            let count = perDataSource[name, default: 0] + step
+            perDataSource[name] = count > 0 ? count : nil
+        }
+        if pending.registrations { registrationMutations += step }
+    }
+}
