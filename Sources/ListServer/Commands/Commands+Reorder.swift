@@ -58,7 +58,7 @@ extension CommandRouter {
                 changes.changes(outcome.changes, reloadData: false, animatingDifferences: animating)
                 let changesJSON = committed.changesJSON ?? changes.bytes[...]
                 // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
-                let event = Self.didReorder(
+                let event = ViewEvent.didReorder(
                     dataSource: dataSource.name, view: view.name, user: context.connection.identity.displayName, item: item,
                     version: outcome.version ?? 0, changes: changesJSON)
                 let display = dataSource.display
@@ -71,27 +71,5 @@ extension CommandRouter {
                 }
             }
         }
-    }
-
-    /// `{"event": "didReorder", "dataSource", "view", "user", "item", "version", "changes"}`.
-    static func didReorder(dataSource: String, view: String, user: String, item: String, version: Int, changes: ArraySlice<UInt8>) -> [UInt8] {
-        var writer = JSONWriter(capacity: 160 + changes.count)
-        writer.beginObject()
-        writer.key("event")
-        writer.string("didReorder")
-        writer.key("dataSource")
-        writer.string(dataSource)
-        writer.key("view")
-        writer.string(view)
-        writer.key("user")
-        writer.string(user)
-        writer.key("item")
-        writer.string(item)
-        writer.key("version")
-        writer.int(version)
-        writer.key("changes")
-        writer.raw(changes)
-        writer.endObject()
-        return writer.bytes
     }
 }
