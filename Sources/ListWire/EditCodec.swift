@@ -1,7 +1,8 @@
 import DiffableCore
 
 /// The snapshot-edit vocabulary, read and written in one place: the router reads a request's edit with
-/// it, the stored log reads and writes its records with it (a record reads like the request that made
+/// it (each edit's arguments declared once, in `EditDeclarations.swift`), the stored log reads and
+/// writes its records with it (a record reads like the request that made
 /// it: `{"cmd":"appendItems","items":["a"]}`), so the two cannot drift apart.
 public enum EditCodec {
     /// The edit commands, by name.
@@ -18,42 +19,15 @@ public enum EditCodec {
         return try decode(kind, &arguments)
     }
 
-    /// Reads an edit of `kind` from its arguments.
+    /// Reads an edit of `kind` from its arguments, through its declaration (`EditDeclaration`).
     public static func decode(_ kind: Kind, _ arguments: inout Arguments) throws(WireError) -> SnapshotEdit {
-        func placement(_ kind: String) throws(WireError) -> Placement {
-            let (name, destination) = try arguments.oneOf("before" + kind, "after" + kind)
-            return name == "before" + kind ? .before(destination) : .after(destination)
-        }
-        func sections() throws(WireError) -> [Section] { try WireDecoding.sections(arguments.array("sections"), field: "sections") }
-        switch kind {
-        case .appendSections: return .appendSections(try sections())
-        case .insertSections:
-            let new = try sections()
-            return .insertSections(new, try placement("Section"))
-        case .deleteSections: return .deleteSections(try arguments.strings("sections"))
-        case .moveSection:
-            let section = try arguments.string("section")
-            return .moveSection(section, try placement("Section"))
-        case .reloadSections: return .reloadSections(try arguments.strings("sections"))
-        case .updateSections: return .updateSections(try sections())
-        case .appendItems:
-            let items = try arguments.items("items")
-            return .appendItems(items, toSection: try arguments.optionalString("toSection"))
-        case .insertItems:
-            let items = try arguments.items("items")
-            return .insertItems(items, try placement("Item"))
-        case .deleteItems: return .deleteItems(try arguments.strings("items"))
-        case .deleteAllItems: return .deleteAllItems
-        case .moveItem:
-            let item = try arguments.string("item")
-            return .moveItem(item, try placement("Item"))
-        case .reloadItems: return .reloadItems(try arguments.strings("items"))
-        case .reconfigureItems: return .reconfigureItems(try arguments.strings("items"))
-        case .updateItems: return .updateItems(try arguments.items("items"))
-        case .replaceItems:
-            let section = try arguments.string("section")
-            return .replaceItems(inSection: section, with: try arguments.items("items"))
-        }
+        try decode(kind.declaration, &arguments)
+    }
+
+    private static func decode<Declaration: EditDeclaration>(_ declaration: Declaration.Type, _ arguments: inout Arguments) throws(WireError)
+        -> SnapshotEdit
+    {
+        try ArgumentDecoder.decode(declaration, from: &arguments).edit()
     }
 
     /// Writes an edit's members, `cmd` first, inside an object the caller opened.

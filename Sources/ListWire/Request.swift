@@ -104,6 +104,18 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// Whether the argument is given and not `null`; marks it read when it is there at all (a `null`
+    /// argument is absent, not unknown). Decoded members are not turned back into JSON.
+    public mutating func isPresent(_ name: String) -> Bool {
+        if (name == "items" && decodedItems != nil) || (name == "snapshot" && decodedSnapshot != nil) {
+            markRead(name)
+            return true
+        }
+        guard let value = members[name] else { return false }
+        markRead(name)
+        return !value.isNull
+    }
+
     private mutating func markRead(_ name: String) {
         if !readNames.contains(name) { readNames.insert(name) }
     }

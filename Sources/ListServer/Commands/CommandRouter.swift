@@ -58,21 +58,6 @@ struct CommandResult {
     }
 }
 
-/// The documentation of one argument, for `describe`.
-struct ArgumentSpec: Sendable {
-    let name: String
-    let type: String
-    let required: Bool
-    let summary: String
-
-    init(_ name: String, _ type: String, required: Bool = false, _ summary: String) {
-        self.name = name
-        self.type = type
-        self.required = required
-        self.summary = summary
-    }
-}
-
 /// Everything a command's handler can reach.
 struct CommandContext {
     let state: ServerState
@@ -82,9 +67,9 @@ struct CommandContext {
     var prepared: PreparedApply? = nil
 }
 
-/// One command: its documentation and its handler. The handler reads its arguments and returns what
-/// to do; the router rejects unknown arguments before doing it, so a request with a misspelt argument
-/// changes nothing.
+/// One command: its documentation and its handler, both from its declaration (`CommandDeclaration`).
+/// The handler decodes the arguments and returns what to do; the router rejects unknown arguments
+/// before doing it, so a request with a misspelt argument changes nothing.
 struct Command: Sendable {
     /// What a command does to the state that lasts, declared with it: what the router needs to know
     /// while a group of changes is being made durable, and while the store is unavailable.
@@ -103,10 +88,22 @@ struct Command: Sendable {
     var index = 0
     let name: String
     let summary: String
-    let arguments: [ArgumentSpec]
+    let arguments: [ArgumentDocumentation]
     let result: String
     var effect: Effect = .reads
-    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> (CommandContext) throws(WireError) -> CommandResult
+    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> PreparedCommand
+
+    init(
+        name: String, summary: String, arguments: [ArgumentDocumentation], result: String, effect: Effect = .reads,
+        prepare: @escaping @Sendable (inout Arguments, CommandContext) throws(WireError) -> PreparedCommand
+    ) {
+        self.name = name
+        self.summary = summary
+        self.arguments = arguments
+        self.result = result
+        self.effect = effect
+        self.prepare = prepare
+    }
 }
 
 /// Routes request lines to commands and writes the reply envelopes:
@@ -194,9 +191,9 @@ struct CommandRouter: Sendable {
                     return waitForVersion(wanted, of: name, request: request, line: line, connection: connection)
                 }
             }
-            let run = try command.prepare(&arguments, context)
+            let prepared = try command.prepare(&arguments, context)
             try arguments.finish()
-            let execution = try Self.run(run, context: context, request: request)
+            let execution = try Self.run(prepared.run, context: context, target: prepared.target)
             return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {
             return fail(id: request.echoedID, error, connection: connection)
@@ -284,20 +281,20 @@ struct CommandRouter: Sendable {
     /// (up to `conflictRetries` times; the pipeline has caught up by the time it fails), and an
     /// `ifVersion` newer than the version held here (once, after catching up with the data source).
     private static func run(
-        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, request: Request, retries: Int = conflictRetries
+        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, target: MutationTarget?,
+        retries: Int = conflictRetries
     ) throws(WireError) -> CommandResult {
         var execution: CommandResult
         do {
             execution = try run(context)
         } catch {
-            var arguments = request.arguments
             guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.follower,
-                let name = try? arguments.string("dataSource"), let expected = try? arguments.optionalInt("ifVersion"),
+                let name = target?.dataSource, let expected = target?.expectedVersion,
                 let dataSource = context.state.visibleDataSource(name, to: context.connection), expected > dataSource.version
             else { throw error }
             let retried = Deferred<CommandResult>()
             follower.catchUp([name], registrations: false).whenResolved {
-                final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: 0) }.whenResolved { retried.resolve($0) }
+                final { () throws(WireError) in try Self.run(run, context: context, target: target, retries: 0) }.whenResolved { retried.resolve($0) }
             }
             var waiting = CommandResult { _ in }
             waiting.deferred = retried
@@ -307,7 +304,7 @@ struct CommandRouter: Sendable {
         let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
-            final { () throws(WireError) in try Self.run(run, context: context, request: request, retries: retries - 1) }.whenResolved { retried.resolve($0) }
+            final { () throws(WireError) in try Self.run(run, context: context, target: target, retries: retries - 1) }.whenResolved { retried.resolve($0) }
         }
         execution.deferred = retried
         return execution

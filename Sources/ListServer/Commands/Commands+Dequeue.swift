@@ -5,26 +5,18 @@ import ListEngine
 import ListStore
 import ListWire
 
+/// The arguments that name a view (dequeue, endDisplaying, setState, …).
+struct ViewTarget: ArgumentGroup {
+    @Arg("A view: attached on this connection, or any attached view of that name.") var view: String
+    @Arg("The view's data source, when several have a view of that name.") var dataSource: String?
+
+    /// The view they name (`CommandRouter.view`).
+    func view(_ context: CommandContext) throws(WireError) -> ViewSession {
+        try CommandRouter.view(view, context, dataSource: dataSource)
+    }
+}
+
 extension CommandRouter {
-    /// The arguments that name a view (dequeue, endDisplaying, setState, …).
-    static let viewArguments = [
-        ArgumentSpec("view", "string", required: true, "A view: attached on this connection, or any attached view of that name."),
-        ArgumentSpec("dataSource", "string", "The view's data source, when several have a view of that name."),
-    ]
-
-    /// The required `indexPaths` argument, `[[section, item]]`.
-    static func readIndexPaths(_ arguments: inout Arguments) throws(WireError) -> [IndexPath] {
-        var paths: [IndexPath] = []
-        for (index, value) in try arguments.array("indexPaths").enumerated() {
-            paths.append(try WireDecoding.indexPath(value, field: "indexPaths[\(index)]"))
-        }
-        return paths
-    }
-
-    static func readView(_ arguments: inout Arguments) throws(WireError) -> (name: String, dataSource: String?) {
-        (try arguments.string("view"), try arguments.optionalString("dataSource"))
-    }
-
     /// The view named `name`: one attached on this connection first, else any attached view of that name
     /// (of `dataSource` when given), so that scripts can act on a running view. Events still go to the
     /// view's own connection. Another connection's view is `permission-denied` unless it belongs to the
@@ -46,175 +38,11 @@ extension CommandRouter {
         return found
     }
 
-    static var dequeueCommand: Command {
-        Command(
-            name: "dequeue",
-            summary: "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
-            arguments: viewArguments + [
-                ArgumentSpec("indexPaths", "[[section, item]]", required: true, "The positions to show."),
-            ],
-            result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}"
-        ) { arguments, _ throws(WireError) in
-            let (viewName, viewDataSource) = try readView(&arguments)
-            let paths = try readIndexPaths(&arguments)
-            return { context throws(WireError) in
-                let view = try view(viewName, context, dataSource: viewDataSource)
-                let dataSource = try context.dataSource(view.dataSource)
-                // The cells a view keeps are charged to its user: one at its quota dequeues no more.
-                try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
-                let snapshot = view.snapshot(in: dataSource)
-                // Check everything first: a dequeue that fails hands out no cell.
-                // The registrations the cells use, each looked up and copied once per request (a batch
-                // of cells mostly shares one or two); the plan refers to them by position.
-                var used: [Registration] = []
-                // Payloads stay packed: a cell's templates rebuild only the members they read.
-                var plan: [(path: IndexPath, item: String, payload: PackedPayload, section: String, registration: Int, reorderable: Bool)] = []
-                plan.reserveCapacity(paths.count)
-                for path in paths {
-                    guard let (item, payload) = snapshot.packedItem(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
-                    let section = snapshot.sectionIdentifier(at: path.section)!
-                    // No rule maps the item: it shows in the default presentation. A rule naming a
-                    // registration that does not exist is still an error.
-                    // One pass over the rules: the registration and whether views may move the item.
-                    let (reference, reorderable) = dataSource.cellProvider?.cellRule(forPayload: payload, inSection: section) ?? (nil, false)
-                    // `nil` is the default presentation; no registration takes its name (nor key).
-                    let key = reference?.key(dataSourceOwner: dataSource.model.owner) ?? DefaultPresentation.name
-                    if let index = used.firstIndex(where: { $0.key == key }) {
-                        plan.append((path, item, payload, section, index, reorderable))
-                        continue
-                    }
-                    if let reference {
-                        used.append(try context.state.registration(reference, of: dataSource.model, for: "item \"\(item)\""))
-                    } else {
-                        used.append(DefaultPresentation.registration)
-                    }
-                    plan.append((path, item, payload, section, used.count - 1, reorderable))
-                }
-                var results: [CellReply] = []
-                results.reserveCapacity(plan.count)
-                var pluginRequests: [PluginCellRequest] = []
-                let work = RenderWork()
-                for entry in plan {
-                    let registration = used[entry.registration]
-                    if registration.pluginType != nil {
-                        // Configured by its plugin: a placeholder now, the plugin's content later.
-                        let (id, reused) = view.obtainCell(registration: registration.key, for: entry.item)
-                        var cellState = view.cells.state(of: id)!
-                        let placement = outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
-                        if let placement, cellState.expanded != placement.expanded {
-                            cellState.expanded = placement.expanded
-                            view.cells.setState(cellState, of: id)
-                        }
-                        let templateContext = TemplateContext(
-                            item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: cellState)
-                        // The registration's templates go over the cell's limits: that cell fails, as a configured one does.
-                        do throws(CellError) {
-                            try work.spend(on: registration) { budget throws(CellError) in
-                                try registration.checkPluginRendering(templateContext, budget: &budget)
-                            }
-                        } catch {
-                            view.cells.release(id)
-                            var failed = CellReply(
-                                id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
-                                state: cellState, indentationLevel: placement?.level ?? 0)
-                            failed.error = WireError(error)
-                            results.append(failed)
-                            continue
-                        }
-                        pluginRequests.append(PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
-                        var placeholder = CellReply(
-                            id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
-                            state: cellState, indentationLevel: placement?.level ?? 0)
-                        placeholder.reorderable = entry.reorderable
-                        results.append(placeholder)
-                        continue
-                    }
-                    var configured = configureCell(
-                        view: view, key: entry.item, registration: registration,
-                        context: { state in
-                            TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
-                        }, position: .item(entry.path, entry.item),
-                        outline: outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
-                    configured.reorderable = entry.reorderable
-                    results.append(configured)
-                }
-                // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.
-                if dataSource.display.isWatched {
-                    dataSource.display.note(
-                        view: view.name, items: plan.map(\.item), prefetch: false, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
-                }
-                let version = dataSource.version
-                func execution(_ cells: [CellReply]) -> CommandResult {
-                    CommandResult { writer in
-                        writer.key("version")
-                        writer.int(version)
-                        writer.key("cells")
-                        writer.beginArray()
-                        for cell in cells { cell.write(to: &writer) }
-                        writer.endArray()
-                    }
-                }
-                guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
-                let deferred = Deferred<CommandResult>()
-                configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
-                    deferred.resolve(execution(cells))
-                }
-                var waiting = execution([])
-                waiting.deferred = deferred
-                return waiting
-            }
-        }
-    }
 
-    static var dequeueSupplementaryCommand: Command {
-        Command(
-            name: "dequeueSupplementary",
-            summary: "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
-            arguments: viewArguments + [
-                ArgumentSpec("elementKind", "string", required: true, "e.g. \"header\", or a kind the layout anchors to items (\"badge\")."),
-                ArgumentSpec(
-                    "indexPath", "[section, item]", required: true,
-                    "The section (item is usually 0); for a kind anchored to items, the item it decorates."),
-            ],
-            result: "{version, cell: {cell, indexPath, elementKind, section, item?, registration, reused, content, background, accessories, state}}"
-        ) { arguments, _ throws(WireError) in
-            let (viewName, viewDataSource) = try readView(&arguments)
-            let elementKind = try arguments.string("elementKind")
-            let path = try WireDecoding.indexPath(arguments.required("indexPath"), field: "indexPath")
-            return { context throws(WireError) in
-                let view = try view(viewName, context, dataSource: viewDataSource)
-                let dataSource = try context.dataSource(view.dataSource)
-                // The cells a view keeps are charged to its user: one at its quota dequeues no more.
-                try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
-                guard let section = view.snapshot(in: dataSource).section(at: path.section), path.item >= 0 else {
-                    throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
-                }
-                if dataSource.layout.anchorsToItems(elementKind: elementKind, inSection: section.id) {
-                    return try dequeueAnchoredSupplementary(elementKind, at: path, section: section.id, view: view, dataSource: dataSource, context: context)
-                }
-                let asItem = Item(section.id, data: section.data)
-                guard let reference = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
-                    throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps section \"\(section.id)\" to a registration.")
-                }
-                let registration = try context.state.registration(reference, of: dataSource.model, for: "section \"\(section.id)\"")
-                let cell = configureCell(
-                    view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
-                    context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
-                    position: .supplementary(path, elementKind: elementKind, section: section.id))
-                let version = dataSource.version
-                return CommandResult { writer in
-                    writer.key("version")
-                    writer.int(version)
-                    writer.key("cell")
-                    cell.write(to: &writer)
-                }
-            }
-        }
-    }
 
     /// `dequeueSupplementary` of a kind the section's layout anchors to its items (a badge): the
     /// supplementary provider's rules see the item (its payload and section), the template its data.
-    private static func dequeueAnchoredSupplementary(
+    static func dequeueAnchoredSupplementary(
         _ elementKind: String, at path: IndexPath, section: String, view: ViewSession, dataSource: DataSource, context: CommandContext
     ) throws(WireError) -> CommandResult {
         guard let item = view.snapshot(in: dataSource).item(at: path) else {
@@ -275,30 +103,6 @@ extension CommandRouter {
         return reply
     }
 
-    static var endDisplayingCommand: Command {
-        Command(
-            name: "endDisplaying", summary: "Returns cells that left the screen to their registrations' reuse pools.",
-            arguments: viewArguments + [
-                ArgumentSpec("cells", "[string]", required: true, "Cell identifiers from dequeue."),
-            ],
-            result: "{released}"
-        ) { arguments, _ throws(WireError) in
-            let (viewName, viewDataSource) = try readView(&arguments)
-            let ids = try arguments.strings("cells")
-            return { context throws(WireError) in
-                let view = try view(viewName, context, dataSource: viewDataSource)
-                let unknown = ids.filter { !view.cells.isDisplayed($0) }
-                if !unknown.isEmpty {
-                    throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
-                }
-                for id in ids { view.cells.release(id) }
-                return CommandResult { writer in
-                    writer.key("released")
-                    writer.int(ids.count)
-                }
-            }
-        }
-    }
 
 }
 
@@ -329,5 +133,190 @@ final class RenderWork {
         var budget = RenderBudget(limits: registration.limits)
         defer { steps += budget.steps }
         return try render(&budget)
+    }
+}
+
+/// `dequeue`: configured cells for index paths of a view.
+struct DequeueCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "dequeue", "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
+        result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}")
+    var target: ViewTarget
+    @Arg("The positions to show.") var indexPaths: [IndexPath]
+
+    init() { target = ViewTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let paths = indexPaths
+        let view = try target.view(context)
+        let dataSource = try context.dataSource(view.dataSource)
+        // The cells a view keeps are charged to its user: one at its quota dequeues no more.
+        try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
+        let snapshot = view.snapshot(in: dataSource)
+        // Check everything first: a dequeue that fails hands out no cell.
+        // The registrations the cells use, each looked up and copied once per request (a batch
+        // of cells mostly shares one or two); the plan refers to them by position.
+        var used: [Registration] = []
+        // Payloads stay packed: a cell's templates rebuild only the members they read.
+        var plan: [(path: IndexPath, item: String, payload: PackedPayload, section: String, registration: Int, reorderable: Bool)] = []
+        plan.reserveCapacity(paths.count)
+        for path in paths {
+            guard let (item, payload) = snapshot.packedItem(at: path) else { throw WireError(.indexOutOfRange, "There is no item at \(path).") }
+            let section = snapshot.sectionIdentifier(at: path.section)!
+            // No rule maps the item: it shows in the default presentation. A rule naming a
+            // registration that does not exist is still an error.
+            // One pass over the rules: the registration and whether views may move the item.
+            let (reference, reorderable) = dataSource.cellProvider?.cellRule(forPayload: payload, inSection: section) ?? (nil, false)
+            // `nil` is the default presentation; no registration takes its name (nor key).
+            let key = reference?.key(dataSourceOwner: dataSource.model.owner) ?? DefaultPresentation.name
+            if let index = used.firstIndex(where: { $0.key == key }) {
+                plan.append((path, item, payload, section, index, reorderable))
+                continue
+            }
+            if let reference {
+                used.append(try context.state.registration(reference, of: dataSource.model, for: "item \"\(item)\""))
+            } else {
+                used.append(DefaultPresentation.registration)
+            }
+            plan.append((path, item, payload, section, used.count - 1, reorderable))
+        }
+        var results: [CellReply] = []
+        results.reserveCapacity(plan.count)
+        var pluginRequests: [CommandRouter.PluginCellRequest] = []
+        let work = RenderWork()
+        for entry in plan {
+            let registration = used[entry.registration]
+            if registration.pluginType != nil {
+                // Configured by its plugin: a placeholder now, the plugin's content later.
+                let (id, reused) = view.obtainCell(registration: registration.key, for: entry.item)
+                var cellState = view.cells.state(of: id)!
+                let placement = CommandRouter.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
+                if let placement, cellState.expanded != placement.expanded {
+                    cellState.expanded = placement.expanded
+                    view.cells.setState(cellState, of: id)
+                }
+                let templateContext = TemplateContext(
+                    item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: cellState)
+                // The registration's templates go over the cell's limits: that cell fails, as a configured one does.
+                do throws(CellError) {
+                    try work.spend(on: registration) { budget throws(CellError) in
+                        try registration.checkPluginRendering(templateContext, budget: &budget)
+                    }
+                } catch {
+                    view.cells.release(id)
+                    var failed = CellReply(
+                        id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
+                        state: cellState, indentationLevel: placement?.level ?? 0)
+                    failed.error = WireError(error)
+                    results.append(failed)
+                    continue
+                }
+                pluginRequests.append(CommandRouter.PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
+                var placeholder = CellReply(
+                    id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
+                    state: cellState, indentationLevel: placement?.level ?? 0)
+                placeholder.reorderable = entry.reorderable
+                results.append(placeholder)
+                continue
+            }
+            var configured = CommandRouter.configureCell(
+                view: view, key: entry.item, registration: registration,
+                context: { state in
+                    TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
+                }, position: .item(entry.path, entry.item),
+                outline: CommandRouter.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
+            configured.reorderable = entry.reorderable
+            results.append(configured)
+        }
+        // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.
+        if dataSource.display.isWatched {
+            dataSource.display.note(
+                view: view.name, items: plan.map(\.item), prefetch: false, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
+        }
+        let version = dataSource.version
+        func execution(_ cells: [CellReply]) -> CommandResult {
+            CommandResult { writer in
+                writer.key("version")
+                writer.int(version)
+                writer.key("cells")
+                writer.beginArray()
+                for cell in cells { cell.write(to: &writer) }
+                writer.endArray()
+            }
+        }
+        guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
+        let deferred = Deferred<CommandResult>()
+        CommandRouter.configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
+            deferred.resolve(execution(cells))
+        }
+        var waiting = execution([])
+        waiting.deferred = deferred
+        return waiting
+    }
+}
+
+/// `dequeueSupplementary`: a configured supplementary view of a section.
+struct DequeueSupplementaryCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "dequeueSupplementary", "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
+        result: "{version, cell: {cell, indexPath, elementKind, section, item?, registration, reused, content, background, accessories, state}}")
+    var target: ViewTarget
+    @Arg("e.g. \"header\", or a kind the layout anchors to items (\"badge\").") var elementKind: String
+    @Arg("The section (item is usually 0); for a kind anchored to items, the item it decorates.") var indexPath: IndexPath
+
+    init() { target = ViewTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let path = indexPath
+        let view = try target.view(context)
+        let dataSource = try context.dataSource(view.dataSource)
+        // The cells a view keeps are charged to its user: one at its quota dequeues no more.
+        try context.state.checkCharge(of: context.connection, adding: 1, to: .cells)
+        guard let section = view.snapshot(in: dataSource).section(at: path.section), path.item >= 0 else {
+            throw WireError(.indexOutOfRange, "There is no section at \(path.section).")
+        }
+        if dataSource.layout.anchorsToItems(elementKind: elementKind, inSection: section.id) {
+            return try CommandRouter.dequeueAnchoredSupplementary(elementKind, at: path, section: section.id, view: view, dataSource: dataSource, context: context)
+        }
+        let asItem = Item(section.id, data: section.data)
+        guard let reference = dataSource.supplementaryProviders[elementKind]?.registration(for: asItem, inSection: section.id) else {
+            throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps section \"\(section.id)\" to a registration.")
+        }
+        let registration = try context.state.registration(reference, of: dataSource.model, for: "section \"\(section.id)\"")
+        let cell = CommandRouter.configureCell(
+            view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
+            context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
+            position: .supplementary(path, elementKind: elementKind, section: section.id))
+        let version = dataSource.version
+        return CommandResult { writer in
+            writer.key("version")
+            writer.int(version)
+            writer.key("cell")
+            cell.write(to: &writer)
+        }
+    }
+}
+
+/// `endDisplaying`: cells that left the screen go back to their pools.
+struct EndDisplayingCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "endDisplaying", "Returns cells that left the screen to their registrations' reuse pools.", result: "{released}")
+    var target: ViewTarget
+    @Arg("Cell identifiers from dequeue.") var cells: [String]
+
+    init() { target = ViewTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let (viewName, ids) = (target.view, cells)
+        let view = try target.view(context)
+        let unknown = ids.filter { !view.cells.isDisplayed($0) }
+        if !unknown.isEmpty {
+            throw WireError(.cellNotFound, "View \"\(viewName)\" displays no cell \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
+        }
+        for id in ids { view.cells.release(id) }
+        return CommandResult { writer in
+            writer.key("released")
+            writer.int(ids.count)
+        }
     }
 }

@@ -22,289 +22,301 @@ let eventCatalog: [(name: String, summary: String)] = [
     ("shutdown", "To connections with attached views when listd stops; the connection is then closed."),
 ]
 
+/// `hello`: who the client is, which protocol it speaks; a plugin says what it configures.
+struct HelloCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "hello", "Says who the client is and checks the protocol version.", result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}")
+    static var effect: Command.Effect { .independentOfStore }
+    @Arg("The protocol version the client speaks (1).") var `protocol`: Int?
+    @Arg("A name for the client, shown in stats and logs.") var client: String?
+    @Arg("true: the client relays for others (listweb's pages); its views, queues and output are charged like any user's, root's included.")
+    var relay: Bool?
+    @Arg("\"plugin\" to become a plugin cell provider (with name and provides).") var role: String?
+    @Arg("A plugin's name.") var name: String?
+    @Arg("The content configuration types a plugin configures (registrations use plugin:TYPE).", type: "[string]") var provides: [JSONValue]?
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let protocolVersion = CommandRouter.protocolVersion
+        if let version = `protocol`, version != protocolVersion {
+            throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
+        }
+        if let client { context.connection.clientName = client }
+        if let relay { try context.state.becomeRelay(relay, context.connection) }
+        if let role {
+            guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
+            try CommandRouter.becomePlugin(context, name: name, provides: provides)
+        } else if name != nil || provides != nil {
+            throw WireError(.invalidArgument, "\"name\" and \"provides\" go with \"role\": \"plugin\".")
+        }
+        let configuration = context.state.configuration
+        let identity = context.connection.identity
+        return CommandResult { writer in
+            writer.key("protocol")
+            writer.int(protocolVersion)
+            writer.key("server")
+            writer.string(CommandRouter.serverVersion)
+            writer.key("features")
+            writer.value(["snapshots", "sectionSnapshots", "batch", "views", "layouts", "cells", "plugins"])
+            writer.key("limits")
+            CommandRouter.writeLimits(configuration, to: &writer)
+            // Who listd sees on this connection (the kernel's word, SO_PEERCRED).
+            writer.key("uid")
+            writer.int(Int(identity.uid))
+            writer.key("gid")
+            writer.int(Int(identity.gid))
+            writer.key("pid")
+            writer.int(Int(identity.pid))
+            if let user = identity.user {
+                writer.key("user")
+                writer.string(user)
+            }
+            if role != nil {
+                writer.key("role")
+                writer.string("plugin")
+            }
+        }
+    }
+}
+
+/// `ping`: answered at once.
+struct PingCommand: CommandDeclaration {
+    static let about = CommandAbout("ping", "Answers at once.", result: "{}")
+    static var effect: Command.Effect { .independentOfStore }
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult { CommandResult { _ in } }
+}
+
+/// `describe`: every command with its arguments (from their declarations), error code and event.
+struct DescribeCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "describe", "Lists every command with its arguments, every error code and every event.",
+        result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}")
+    static var effect: Command.Effect { .independentOfStore }
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        CommandResult { writer in
+            let router = CommandRouter.shared
+            writer.key("protocol")
+            writer.int(CommandRouter.protocolVersion)
+            writer.key("commands")
+            writer.beginArray()
+            for name in router.commandOrder {
+                let command = router.commands[name]!
+                writer.beginObject()
+                writer.key("name")
+                writer.string(command.name)
+                writer.key("summary")
+                writer.string(command.summary)
+                writer.key("arguments")
+                writer.beginArray()
+                for argument in command.arguments {
+                    writer.value([
+                        "name": .string(argument.name), "type": .string(argument.type),
+                        "required": .bool(argument.required), "summary": .string(argument.summary),
+                    ])
+                }
+                writer.endArray()
+                writer.key("result")
+                writer.string(command.result)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.key("errors")
+            writer.beginArray()
+            for code in ErrorCode.allCases {
+                writer.value(["code": .string(code.rawValue), "summary": .string(code.summary)])
+            }
+            writer.endArray()
+            writer.key("events")
+            writer.beginArray()
+            for event in eventCatalog { writer.value(["name": .string(event.name), "summary": .string(event.summary)]) }
+            writer.endArray()
+        }
+    }
+}
+
+/// `stats`: the counters.
+struct StatsCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "stats",
+        "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
+        result:
+            "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser, accounts: {uid: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}")
+    static var effect: Command.Effect { .independentOfStore }
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let state = context.state
+        return CommandResult { writer in
+            writer.key("uptimeSeconds")
+            writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
+            writer.key("connections")
+            writer.beginObject()
+            writer.key("current")
+            writer.int(state.connections.count)
+            writer.key("accepted")
+            writer.int(state.connectionsAccepted)
+            writer.key("refused")
+            writer.int(state.connectionsRefused)
+            writer.key("partialLineBytes")
+            writer.int(state.partialLineBytes)
+            writer.key("heldOutputBytes")
+            writer.int(state.heldOutput().total)
+            writer.key("closedForHeldOutput")
+            writer.int(state.connectionsClosedForHeldOutput)
+            writer.key("clients")
+            writer.beginArray()
+            // Totals over data sources the caller may not read would tell them apart from missing
+            // ones: administrators see everything, others what they may read.
+            let everything = state.policy.isAdministrator(context.connection.identity)
+            let readable = state.dataSources.values.filter { everything || state.canRead($0.model, context.connection) }
+            for id in state.connections.keys.sorted() {
+                let connection = state.connections[id]!
+                let views = everything || connection.identity.uid == context.connection.identity.uid ? connection.views.count : 0
+                var entry: [String: JSONValue] = [
+                    "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
+                    "views": .int(views),
+                ]
+                if let user = connection.identity.user { entry["user"] = .string(user) }
+                if let client = connection.clientName { entry["client"] = .string(client) }
+                if let plugin = connection.plugin { entry["plugin"] = .string(plugin.name) }
+                writer.value(.object(entry))
+            }
+            writer.endArray()
+            writer.endObject()
+            writer.key("views")
+            writer.int(everything ? state.viewCount : readable.reduce(0) { $0 + $1.views.count })
+            writer.key("items")
+            writer.int(everything ? state.totalItems : readable.reduce(0) { $0 + $1.snapshot.numberOfItems })
+            writer.key("dataSources")
+            writer.beginArray()
+            for name in state.dataSources.keys.sorted() {
+                let dataSource = state.dataSources[name]!
+                guard state.canRead(dataSource.model, context.connection) else { continue }
+                writer.value([
+                    "name": .string(name), "version": .int(dataSource.version),
+                    "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
+                    "views": .int(dataSource.views.count),
+                ])
+            }
+            writer.endArray()
+            writer.key("cells")
+            writer.beginObject()
+            writer.key("registrations")
+            writer.beginArray()
+            for key in state.registrationOrder {
+                writer.beginObject()
+                writer.key("registration")
+                writer.string(Registration.name(ofKey: key))
+                writer.key("owner")
+                writer.int(Int(state.registrations[key]?.owner ?? 0))
+                CommandRouter.writeTotals(state.cellTotals(registration: key), to: &writer)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.key("views")
+            writer.beginArray()
+            for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, context.connection) {
+                for view in state.dataSources[name]!.attachedViews {
+                    let counters = view.cells.counters.values
+                    writer.value([
+                        "view": .string(view.name), "dataSource": .string(name),
+                        "displayed": .int(view.cells.displayedCount),
+                        "pooled": .int(view.cells.pooledCount),
+                        "created": .int(counters.reduce(0) { $0 + $1.created }),
+                        "reused": .int(counters.reduce(0) { $0 + $1.reused }),
+                        "released": .int(counters.reduce(0) { $0 + $1.released }),
+                    ])
+                }
+            }
+            writer.endArray()
+            writer.key("registrationsRepeated")
+            writer.int(state.registrationsRepeated)
+            writer.endObject()
+            writer.key("plugins")
+            writer.beginArray()
+            for plugin in Set(state.pluginsByType.values.map(ObjectIdentifier.init)).compactMap({ id in state.pluginsByType.values.first { ObjectIdentifier($0) == id } }).sorted(by: { $0.name < $1.name }) {
+                writer.value([
+                    "name": .string(plugin.name), "provides": .array(plugin.types.map { .string($0) }),
+                    "requests": .int(plugin.requests), "cells": .int(plugin.cellsRequested), "timeouts": .int(plugin.timeouts),
+                    "pending": .int(plugin.pending.count),
+                    "errors": .int(plugin.errors), "p50Milliseconds": .double(plugin.percentile(0.5)),
+                    "p99Milliseconds": .double(plugin.percentile(0.99)),
+                    "connectedSeconds": .int(Int((ContinuousClock.now - plugin.connectedAt).components.seconds)),
+                ])
+            }
+            writer.endArray()
+            writer.key("supervisedPlugins")
+            writer.beginArray()
+            for plugin in state.supervisor?.statuses ?? [] {
+                var entry: [String: JSONValue] = [
+                    "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
+                    "starts": .int(plugin.starts),
+                ]
+                if let pid = plugin.pid, state.policy.isAdministrator(context.connection.identity) { entry["pid"] = .int(Int(pid)) }
+                if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
+                writer.value(.object(entry))
+            }
+            writer.endArray()
+            writer.key("memory")
+            writer.value(["residentBytes": .int(residentBytes())])
+            writer.key("commands")
+            writer.value(.object(state.commandCounts.mapValues { .int($0) }))
+            writer.key("errors")
+            writer.value(.object(state.errorCounts.mapValues { .int($0) }))
+            writer.key("events")
+            writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
+            writer.key("access")
+            writer.value([
+                "permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals),
+                // What each user's data sources store (maxBytesPerUser counts it), by uid: every user's
+                // for administrators, one's own for the others.
+                "storedBytesByUser": .object(
+                    Dictionary(
+                        uniqueKeysWithValues: state.model.storedBytesByOwner
+                            .filter { state.policy.isAdministrator(context.connection.identity) || $0.key == context.connection.identity.uid }
+                            .map { (String($0.key), JSONValue.int($0.value)) })),
+                // Every part of each user's account (maxBytesPerUser counts them all), by uid
+                // (a root relay's as "0-relay"), under the same rule.
+                "accounts": state.accountsJSON(visibleTo: context.connection),
+            ])
+            if let pipeline = state.pipeline {
+                writer.key("storage")
+                var storage: [String: JSONValue] = [
+                    "store": .string(pipeline.store.kind),
+                    "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
+                    "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
+                    "recordsWritten": .int(pipeline.recordsWritten),
+                    "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
+                    "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
+                    "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
+                    "writesInFlight": .int(pipeline.writesInFlight),
+                ]
+                if let follower = state.follower {
+                    storage["shared"] = [
+                        "lag": .int(follower.lag), "reconnects": .int(follower.store.reconnects), "conflicts": .int(pipeline.conflicts),
+                        "changesFollowed": .int(follower.changesFollowed), "dataSourcesReloaded": .int(follower.dataSourcesReloaded),
+                        "notices": .int(follower.noticesReceived), "readFailures": .int(follower.readFailures),
+                    ]
+                }
+                writer.value(.object(storage))
+            }
+            writer.key("limits")
+            CommandRouter.writeLimits(state.configuration, to: &writer)
+        }
+    }
+}
+
 extension CommandRouter {
     static var housekeepingCommands: [Command] {
-        [
-            Command(
-                name: "hello",
-                summary: "Says who the client is and checks the protocol version.",
-                arguments: [
-                    ArgumentSpec("protocol", "integer", "The protocol version the client speaks (1)."),
-                    ArgumentSpec("client", "string", "A name for the client, shown in stats and logs."),
-                    ArgumentSpec(
-                        "relay", "boolean",
-                        "true: the client relays for others (listweb's pages); its views, queues and output are charged like any user's, root's included."),
-                    ArgumentSpec("role", "string", "\"plugin\" to become a plugin cell provider (with name and provides)."),
-                    ArgumentSpec("name", "string", "A plugin's name."),
-                    ArgumentSpec("provides", "[string]", "The content configuration types a plugin configures (registrations use plugin:TYPE)."),
-                ],
-                result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}", effect: .independentOfStore
-            ) { arguments, _ throws(WireError) in
-                let version = try arguments.optionalInt("protocol")
-                let client = try arguments.optionalString("client")
-                let relay = try arguments.optionalBool("relay")
-                let role = try arguments.optionalString("role")
-                let pluginName = try arguments.optionalString("name")
-                let provides = try arguments.optionalArray("provides")
-                return { context throws(WireError) in
-                    if let version, version != protocolVersion {
-                        throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
-                    }
-                    if let client { context.connection.clientName = client }
-                    if let relay { try context.state.becomeRelay(relay, context.connection) }
-                    if let role {
-                        guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
-                        try becomePlugin(context, name: pluginName, provides: provides)
-                    } else if pluginName != nil || provides != nil {
-                        throw WireError(.invalidArgument, "\"name\" and \"provides\" go with \"role\": \"plugin\".")
-                    }
-                    let configuration = context.state.configuration
-                    let identity = context.connection.identity
-                    return CommandResult { writer in
-                        writer.key("protocol")
-                        writer.int(protocolVersion)
-                        writer.key("server")
-                        writer.string(serverVersion)
-                        writer.key("features")
-                        writer.value(["snapshots", "sectionSnapshots", "batch", "views", "layouts", "cells", "plugins"])
-                        writer.key("limits")
-                        writeLimits(configuration, to: &writer)
-                        // Who listd sees on this connection (the kernel's word, SO_PEERCRED).
-                        writer.key("uid")
-                        writer.int(Int(identity.uid))
-                        writer.key("gid")
-                        writer.int(Int(identity.gid))
-                        writer.key("pid")
-                        writer.int(Int(identity.pid))
-                        if let user = identity.user {
-                            writer.key("user")
-                            writer.string(user)
-                        }
-                        if role != nil {
-                            writer.key("role")
-                            writer.string("plugin")
-                        }
-                    }
-                }
-            },
-            Command(name: "ping", summary: "Answers at once.", arguments: [], result: "{}", effect: .independentOfStore) { _, _ throws(WireError) in
-                { _ throws(WireError) in CommandResult { _ in } }
-            },
-            Command(
-                name: "describe", summary: "Lists every command with its arguments, every error code and every event.",
-                arguments: [], result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}", effect: .independentOfStore
-            ) { _, _ throws(WireError) in
-                { _ throws(WireError) in
-                    CommandResult { writer in
-                        let router = CommandRouter.shared
-                        writer.key("protocol")
-                        writer.int(protocolVersion)
-                        writer.key("commands")
-                        writer.beginArray()
-                        for name in router.commandOrder {
-                            let command = router.commands[name]!
-                            writer.beginObject()
-                            writer.key("name")
-                            writer.string(command.name)
-                            writer.key("summary")
-                            writer.string(command.summary)
-                            writer.key("arguments")
-                            writer.beginArray()
-                            for argument in command.arguments {
-                                writer.value([
-                                    "name": .string(argument.name), "type": .string(argument.type),
-                                    "required": .bool(argument.required), "summary": .string(argument.summary),
-                                ])
-                            }
-                            writer.endArray()
-                            writer.key("result")
-                            writer.string(command.result)
-                            writer.endObject()
-                        }
-                        writer.endArray()
-                        writer.key("errors")
-                        writer.beginArray()
-                        for code in ErrorCode.allCases {
-                            writer.value(["code": .string(code.rawValue), "summary": .string(code.summary)])
-                        }
-                        writer.endArray()
-                        writer.key("events")
-                        writer.beginArray()
-                        for event in eventCatalog { writer.value(["name": .string(event.name), "summary": .string(event.summary)]) }
-                        writer.endArray()
-                    }
-                }
-            },
-            Command(
-                name: "stats",
-                summary:
-                    "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
-                arguments: [],
-                result:
-                    "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser, accounts: {uid: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}", effect: .independentOfStore
-            ) { _, _ throws(WireError) in
-                { context throws(WireError) in
-                    let state = context.state
-                    return CommandResult { writer in
-                        writer.key("uptimeSeconds")
-                        writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
-                        writer.key("connections")
-                        writer.beginObject()
-                        writer.key("current")
-                        writer.int(state.connections.count)
-                        writer.key("accepted")
-                        writer.int(state.connectionsAccepted)
-                        writer.key("refused")
-                        writer.int(state.connectionsRefused)
-                        writer.key("partialLineBytes")
-                        writer.int(state.partialLineBytes)
-                        writer.key("heldOutputBytes")
-                        writer.int(state.heldOutput().total)
-                        writer.key("closedForHeldOutput")
-                        writer.int(state.connectionsClosedForHeldOutput)
-                        writer.key("clients")
-                        writer.beginArray()
-                        // Totals over data sources the caller may not read would tell them apart from missing
-                        // ones: administrators see everything, others what they may read.
-                        let everything = state.policy.isAdministrator(context.connection.identity)
-                        let readable = state.dataSources.values.filter { everything || state.canRead($0.model, context.connection) }
-                        for id in state.connections.keys.sorted() {
-                            let connection = state.connections[id]!
-                            let views = everything || connection.identity.uid == context.connection.identity.uid ? connection.views.count : 0
-                            var entry: [String: JSONValue] = [
-                                "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
-                                "views": .int(views),
-                            ]
-                            if let user = connection.identity.user { entry["user"] = .string(user) }
-                            if let client = connection.clientName { entry["client"] = .string(client) }
-                            if let plugin = connection.plugin { entry["plugin"] = .string(plugin.name) }
-                            writer.value(.object(entry))
-                        }
-                        writer.endArray()
-                        writer.endObject()
-                        writer.key("views")
-                        writer.int(everything ? state.viewCount : readable.reduce(0) { $0 + $1.views.count })
-                        writer.key("items")
-                        writer.int(everything ? state.totalItems : readable.reduce(0) { $0 + $1.snapshot.numberOfItems })
-                        writer.key("dataSources")
-                        writer.beginArray()
-                        for name in state.dataSources.keys.sorted() {
-                            let dataSource = state.dataSources[name]!
-                            guard state.canRead(dataSource.model, context.connection) else { continue }
-                            writer.value([
-                                "name": .string(name), "version": .int(dataSource.version),
-                                "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
-                                "views": .int(dataSource.views.count),
-                            ])
-                        }
-                        writer.endArray()
-                        writer.key("cells")
-                        writer.beginObject()
-                        writer.key("registrations")
-                        writer.beginArray()
-                        for key in state.registrationOrder {
-                            writer.beginObject()
-                            writer.key("registration")
-                            writer.string(Registration.name(ofKey: key))
-                            writer.key("owner")
-                            writer.int(Int(state.registrations[key]?.owner ?? 0))
-                            writeTotals(state.cellTotals(registration: key), to: &writer)
-                            writer.endObject()
-                        }
-                        writer.endArray()
-                        writer.key("views")
-                        writer.beginArray()
-                        for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, context.connection) {
-                            for view in state.dataSources[name]!.attachedViews {
-                                let counters = view.cells.counters.values
-                                writer.value([
-                                    "view": .string(view.name), "dataSource": .string(name),
-                                    "displayed": .int(view.cells.displayedCount),
-                                    "pooled": .int(view.cells.pooledCount),
-                                    "created": .int(counters.reduce(0) { $0 + $1.created }),
-                                    "reused": .int(counters.reduce(0) { $0 + $1.reused }),
-                                    "released": .int(counters.reduce(0) { $0 + $1.released }),
-                                ])
-                            }
-                        }
-                        writer.endArray()
-                        writer.key("registrationsRepeated")
-                        writer.int(state.registrationsRepeated)
-                        writer.endObject()
-                        writer.key("plugins")
-                        writer.beginArray()
-                        for plugin in Set(state.pluginsByType.values.map(ObjectIdentifier.init)).compactMap({ id in state.pluginsByType.values.first { ObjectIdentifier($0) == id } }).sorted(by: { $0.name < $1.name }) {
-                            writer.value([
-                                "name": .string(plugin.name), "provides": .array(plugin.types.map { .string($0) }),
-                                "requests": .int(plugin.requests), "cells": .int(plugin.cellsRequested), "timeouts": .int(plugin.timeouts),
-                                "pending": .int(plugin.pending.count),
-                                "errors": .int(plugin.errors), "p50Milliseconds": .double(plugin.percentile(0.5)),
-                                "p99Milliseconds": .double(plugin.percentile(0.99)),
-                                "connectedSeconds": .int(Int((ContinuousClock.now - plugin.connectedAt).components.seconds)),
-                            ])
-                        }
-                        writer.endArray()
-                        writer.key("supervisedPlugins")
-                        writer.beginArray()
-                        for plugin in state.supervisor?.statuses ?? [] {
-                            var entry: [String: JSONValue] = [
-                                "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
-                                "starts": .int(plugin.starts),
-                            ]
-                            if let pid = plugin.pid, state.policy.isAdministrator(context.connection.identity) { entry["pid"] = .int(Int(pid)) }
-                            if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
-                            writer.value(.object(entry))
-                        }
-                        writer.endArray()
-                        writer.key("memory")
-                        writer.value(["residentBytes": .int(residentBytes())])
-                        writer.key("commands")
-                        writer.value(.object(state.commandCounts.mapValues { .int($0) }))
-                        writer.key("errors")
-                        writer.value(.object(state.errorCounts.mapValues { .int($0) }))
-                        writer.key("events")
-                        writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
-                        writer.key("access")
-                        writer.value([
-                            "permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals),
-                            // What each user's data sources store (maxBytesPerUser counts it), by uid: every user's
-                            // for administrators, one's own for the others.
-                            "storedBytesByUser": .object(
-                                Dictionary(
-                                    uniqueKeysWithValues: state.model.storedBytesByOwner
-                                        .filter { state.policy.isAdministrator(context.connection.identity) || $0.key == context.connection.identity.uid }
-                                        .map { (String($0.key), JSONValue.int($0.value)) })),
-                            // Every part of each user's account (maxBytesPerUser counts them all), by uid
-                            // (a root relay's as "0-relay"), under the same rule.
-                            "accounts": state.accountsJSON(visibleTo: context.connection),
-                        ])
-                        if let pipeline = state.pipeline {
-                            writer.key("storage")
-                            var storage: [String: JSONValue] = [
-                                "store": .string(pipeline.store.kind),
-                                "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
-                                "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
-                                "recordsWritten": .int(pipeline.recordsWritten),
-                                "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
-                                "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
-                                "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
-                                "writesInFlight": .int(pipeline.writesInFlight),
-                            ]
-                            if let follower = state.follower {
-                                storage["shared"] = [
-                                    "lag": .int(follower.lag), "reconnects": .int(follower.store.reconnects), "conflicts": .int(pipeline.conflicts),
-                                    "changesFollowed": .int(follower.changesFollowed), "dataSourcesReloaded": .int(follower.dataSourcesReloaded),
-                                    "notices": .int(follower.noticesReceived), "readFailures": .int(follower.readFailures),
-                                ]
-                            }
-                            writer.value(.object(storage))
-                        }
-                        writer.key("limits")
-                        writeLimits(state.configuration, to: &writer)
-                    }
-                }
-            },
-        ]
+        [Command(HelloCommand.self), Command(PingCommand.self), Command(DescribeCommand.self), Command(StatsCommand.self)]
     }
 
     static func writeLimits(_ configuration: ServerConfiguration, to writer: inout JSONWriter) {

@@ -3,241 +3,138 @@ import ListEngine
 import ListStore
 import ListWire
 
-/// One snapshot-vocabulary command as the router documents it; what it reads is `EditCodec`'s, shared
-/// with the stored log. Shared by the commands themselves and by the operations of `batch`.
-struct EditCommand: Sendable {
-    let name: String
-    let summary: String
-    let arguments: [ArgumentSpec]
-    /// What `EditCodec` reads it as (resolved once).
-    let kind: EditCodec.Kind
+/// A snapshot-vocabulary command (`appendItems`, `moveSection`…): the mutation's target, then the
+/// edit's own arguments, declared once in `EditDeclarations.swift` (shared with `batch`'s operations
+/// and the stored log).
+struct EditMutation<Edit: EditDeclaration>: MutationDeclaration {
+    var target: MutationTarget
+    var edit: Edit
 
-    init(name: String, summary: String, arguments: [ArgumentSpec]) {
-        self.name = name
-        self.summary = summary
-        self.arguments = arguments
-        kind = EditCodec.Kind(rawValue: name)!
+    static var about: CommandAbout { CommandAbout(Edit.kind.rawValue, Edit.summary, result: "{version, changes, unchanged?, warnings?}") }
+
+    init() {
+        target = MutationTarget()
+        edit = Edit()
     }
 
-    /// Reads the edit (`EditCodec.decode`).
-    func parse(_ arguments: inout Arguments) throws(WireError) -> SnapshotEdit {
-        try EditCodec.decode(kind, &arguments)
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        try CommandRouter.commitMutation(
+            .dataSource(
+                name: target.dataSource, ifVersion: target.expectedVersion, createAs: Edit.kind == .appendSections ? .fresh : nil, .edit(try edit.edit())),
+            context, animatingDifferences: target.animates)
     }
 }
 
-let editCommands: [EditCommand] = [
-    EditCommand(
-        name: "appendSections", summary: "Adds sections at the end (creates the data source if needed).",
-        arguments: [ArgumentSpec("sections", "[section]", required: true, "Identifiers, or {id, data} objects.")]
-    ),
-    EditCommand(
-        name: "insertSections", summary: "Inserts sections before or after an existing section.",
-        arguments: [
-            ArgumentSpec("sections", "[section]", required: true, "Identifiers, or {id, data} objects."),
-            ArgumentSpec("beforeSection", "string", "Insert before this section (or give afterSection)."),
-            ArgumentSpec("afterSection", "string", "Insert after this section."),
-        ]
-    ),
-    EditCommand(
-        name: "deleteSections", summary: "Deletes sections with their items; unknown ones are ignored with a warning.",
-        arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ),
-    EditCommand(
-        name: "moveSection", summary: "Moves a section before or after another.",
-        arguments: [
-            ArgumentSpec("section", "string", required: true, "The section to move."),
-            ArgumentSpec("beforeSection", "string", "Move before this section (or give afterSection)."),
-            ArgumentSpec("afterSection", "string", "Move after this section."),
-        ]
-    ),
-    EditCommand(
-        name: "reloadSections", summary: "Reloads sections (views dequeue their cells again).",
-        arguments: [ArgumentSpec("sections", "[string]", required: true, "Section identifiers.")]
-    ),
-    EditCommand(
-        name: "updateSections", summary: "Replaces section payloads; changed sections are reloaded.",
-        arguments: [ArgumentSpec("sections", "[section]", required: true, "{id, data} objects.")]
-    ),
-    EditCommand(
-        name: "appendItems",
-        summary: "Appends items to a section, or to the last section; existing items are moved there with a warning.",
-        arguments: [
-            ArgumentSpec("items", "[item]", required: true, "Identifiers, or {id, data} objects."),
-            ArgumentSpec("toSection", "string", "The section; the last one when absent."),
-        ]
-    ),
-    EditCommand(
-        name: "insertItems", summary: "Inserts items before or after an existing item, in its section.",
-        arguments: [
-            ArgumentSpec("items", "[item]", required: true, "Identifiers, or {id, data} objects."),
-            ArgumentSpec("beforeItem", "string", "Insert before this item (or give afterItem)."),
-            ArgumentSpec("afterItem", "string", "Insert after this item."),
-        ]
-    ),
-    EditCommand(
-        name: "deleteItems", summary: "Deletes items; unknown ones are ignored with a warning.",
-        arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ),
-    EditCommand(
-        name: "deleteAllItems", summary: "Deletes every item and every section (as UIKit does).", arguments: []
-    ),
-    EditCommand(
-        name: "moveItem", summary: "Moves an item before or after another item, possibly into another section.",
-        arguments: [
-            ArgumentSpec("item", "string", required: true, "The item to move."),
-            ArgumentSpec("beforeItem", "string", "Move before this item (or give afterItem)."),
-            ArgumentSpec("afterItem", "string", "Move after this item."),
-        ]
-    ),
-    EditCommand(
-        name: "reloadItems", summary: "Reloads items: views dequeue new cells for them.",
-        arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ),
-    EditCommand(
-        name: "reconfigureItems", summary: "Reconfigures items: views configure the same cells again.",
-        arguments: [ArgumentSpec("items", "[string]", required: true, "Item identifiers.")]
-    ),
-    EditCommand(
-        name: "updateItems", summary: "Replaces item payloads; items whose payload changed are reconfigured.",
-        arguments: [ArgumentSpec("items", "[item]", required: true, "{id, data} objects.")]
-    ),
-]
+/// The edits that are wire commands of their own (and operations of `batch`), in `describe`'s order.
+let editCommands: [EditCodec.Kind] = EditCodec.Kind.allCases.filter { $0 != .replaceItems }
 
-/// The arguments every mutation takes.
-let mutationArguments = [
-    ArgumentSpec("dataSource", "string", required: true, "The data source."),
-    ArgumentSpec("ifVersion", "integer", "Apply only if the data source is at this version (else version-conflict)."),
-    ArgumentSpec(
-        "animatingDifferences", "boolean",
-        "false: views apply the changes without animation (UIKit's apply(_:animatingDifferences:)); default true."),
-]
+extension EditCodec.Kind {
+    /// The wire command's name.
+    var name: String { rawValue }
+}
 
-/// What every mutation reads first: the data source, the version it must be at, and whether views animate.
-struct MutationTarget {
-    let dataSource: String
-    let ifVersion: Int?
-    let animatingDifferences: Bool
+/// `apply`: replace the whole snapshot; the changes are the diff (or "reload everything").
+struct ApplyCommand: MutationDeclaration {
+    static let about = CommandAbout(
+        "apply", "Replaces the data source's snapshot (creating the data source if needed) and returns the diff.",
+        result: "{version, changes}")
 
-    init(_ arguments: inout Arguments) throws(WireError) {
-        dataSource = try arguments.string("dataSource")
-        ifVersion = try arguments.optionalInt("ifVersion", in: Arguments.countRange)
-        animatingDifferences = try arguments.optionalBool("animatingDifferences") ?? true
+    var target: MutationTarget
+    @Arg("The new snapshot.") var snapshot: SnapshotArgument
+    @Arg("Skip the diff: views reload everything (applySnapshotUsingReloadData).") var reloadData: Bool?
+
+    init() { target = MutationTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let (name, ifVersion, reloadData) = (target.dataSource, target.expectedVersion, reloadData ?? false)
+        let sections = snapshot.sections
+        let limit = context.state.configuration.maximumItemsPerDataSource
+        let count = sections.reduce(0) { $0 + $1.items.count }
+        if count > limit {
+            throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(limit).")
+        }
+        // A data source the caller may not read is built against as a missing one: the commit
+        // refuses it as one, after the same work.
+        let current = context.state.visibleDataSource(name, to: context.connection)?.model
+        if let prepared = context.prepared, prepared.dataSource == name, prepared.applies(to: current) {
+            // Built and diffed off the loop against this very version (a large request).
+            return try CommandRouter.commitMutation(
+                .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(prepared.snapshot, reloadData: reloadData)),
+                context, known: prepared.known, animatingDifferences: target.animates)
+        }
+        let new: Snapshot
+        do {
+            // Built on the current snapshot (when there is one): the items kept are hashed once.
+            if let current = current?.snapshot {
+                new = try Snapshot(sections, reusing: current)
+            } else {
+                new = try Snapshot(sections)
+            }
+        } catch let error as SnapshotError {
+            throw WireError(error)
+        } catch {
+            throw WireError(.internal, "\(error)")
+        }
+        return try CommandRouter.commitMutation(
+            .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(new, reloadData: reloadData)), context,
+            animatingDifferences: target.animates)
+    }
+}
+
+/// `batch`: several snapshot edits as one transaction.
+struct BatchCommand: MutationDeclaration {
+    static let about = CommandAbout(
+        "batch", "Applies several mutations as one transaction: one version, one changes value, all or nothing.",
+        result: "{version, changes, unchanged?, warnings?}")
+
+    var target: MutationTarget
+    @Arg var operations: [JSONValue]
+    /// The operations, read (by `validate`).
+    @Prepared private var edits: [SnapshotEdit]?
+
+    init() {
+        target = MutationTarget()
+        _operations = Arg(
+            "Mutations without dataSource: " + editCommands.map(\.name).joined(separator: ", ") + ".", type: "[{cmd, …}]")
+    }
+
+    mutating func validate(_ context: CommandContext) throws(WireError) {
+        let limit = context.state.configuration.maximumBatchOperations
+        if operations.count > limit {
+            throw WireError(.limitExceeded, "The batch has \(operations.count) operations; the limit is \(limit).")
+        }
+        var edits: [SnapshotEdit] = []
+        edits.reserveCapacity(operations.count)
+        for (index, operation) in operations.enumerated() {
+            guard case .object(var members) = operation, case .string(let command)? = members.removeValue(forKey: "cmd") else {
+                throw WireError(.invalidArgument, "operations[\(index)] must be an object with a string \"cmd\".")
+            }
+            guard let kind = EditCodec.Kind(rawValue: command), editCommands.contains(kind) else {
+                throw WireError(.invalidArgument, "operations[\(index)]: \"\(command)\" cannot be batched.")
+            }
+            var operationArguments = Arguments(members)
+            do throws(WireError) {
+                let snapshotEdit = try EditCodec.decode(kind, &operationArguments)
+                try operationArguments.finish()
+                edits.append(snapshotEdit)
+            } catch {
+                throw WireError(error.code, "operations[\(index)]: \(error.message)")
+            }
+        }
+        self.edits = edits
+    }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        try CommandRouter.commitMutation(
+            .dataSource(name: target.dataSource, ifVersion: target.expectedVersion, createAs: nil, .batch(edits ?? [])), context,
+            animatingDifferences: target.animates)
     }
 }
 
 extension CommandRouter {
     static var mutationCommands: [Command] {
-        var commands = editCommands.map { edit in
-            Command(
-                name: edit.name, summary: edit.summary, arguments: mutationArguments + edit.arguments,
-                result: "{version, changes, unchanged?, warnings?}", effect: .mutates
-            ) { arguments, _ throws(WireError) in
-                let target = try MutationTarget(&arguments)
-                let snapshotEdit = try edit.parse(&arguments)
-                let creates = edit.name == "appendSections"
-                return { context throws(WireError) in
-                    try commitMutation(
-                        .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: creates ? .fresh : nil, .edit(snapshotEdit)), context,
-                        animatingDifferences: target.animatingDifferences)
-                }
-            }
-        }
-        commands += [applyCommand, batchCommand] + outlineCommands + sectionSnapshotCommands
-        return commands
-    }
-
-    /// `apply`: replace the whole snapshot; the changes are the diff (or "reload everything").
-    static var applyCommand: Command {
-        Command(
-            name: "apply",
-            summary: "Replaces the data source's snapshot (creating the data source if needed) and returns the diff.",
-            arguments: mutationArguments + [
-                ArgumentSpec("snapshot", "{sections: [{id, data?, items}]}", required: true, "The new snapshot."),
-                ArgumentSpec("reloadData", "boolean", "Skip the diff: views reload everything (applySnapshotUsingReloadData)."),
-            ],
-            result: "{version, changes}", effect: .mutates
-        ) { arguments, _ throws(WireError) in
-            let target = try MutationTarget(&arguments)
-            let (name, ifVersion) = (target.dataSource, target.ifVersion)
-            let sections = try arguments.snapshot("snapshot")
-            let reloadData = try arguments.optionalBool("reloadData") ?? false
-            return { context throws(WireError) in
-                let limit = context.state.configuration.maximumItemsPerDataSource
-                let count = sections.reduce(0) { $0 + $1.items.count }
-                if count > limit {
-                    throw WireError(.limitExceeded, "The snapshot has \(count) items; the limit is \(limit).")
-                }
-                // A data source the caller may not read is built against as a missing one: the commit
-                // refuses it as one, after the same work.
-                let current = context.state.visibleDataSource(name, to: context.connection)?.model
-                if let prepared = context.prepared, prepared.dataSource == name, prepared.applies(to: current) {
-                    // Built and diffed off the loop against this very version (a large request).
-                    return try commitMutation(
-                        .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(prepared.snapshot, reloadData: reloadData)),
-                        context, known: prepared.known, animatingDifferences: target.animatingDifferences)
-                }
-                let new: Snapshot
-                do {
-                    // Built on the current snapshot (when there is one): the items kept are hashed once.
-                    if let current = current?.snapshot {
-                        new = try Snapshot(sections, reusing: current)
-                    } else {
-                        new = try Snapshot(sections)
-                    }
-                } catch let error as SnapshotError {
-                    throw WireError(error)
-                } catch {
-                    throw WireError(.internal, "\(error)")
-                }
-                return try commitMutation(
-                    .dataSource(name: name, ifVersion: ifVersion, createAs: .fresh, .replaceSnapshot(new, reloadData: reloadData)), context,
-                    animatingDifferences: target.animatingDifferences)
-            }
-        }
-    }
-
-    /// `batch`: several snapshot edits as one transaction.
-    static var batchCommand: Command {
-        Command(
-            name: "batch",
-            summary: "Applies several mutations as one transaction: one version, one changes value, all or nothing.",
-            arguments: mutationArguments + [
-                ArgumentSpec(
-                    "operations", "[{cmd, …}]", required: true,
-                    "Mutations without dataSource: " + editCommands.map(\.name).joined(separator: ", ") + "."),
-            ],
-            result: "{version, changes, unchanged?, warnings?}", effect: .mutates
-        ) { arguments, context throws(WireError) in
-            let target = try MutationTarget(&arguments)
-            let operations = try arguments.array("operations")
-            let limit = context.state.configuration.maximumBatchOperations
-            if operations.count > limit {
-                throw WireError(.limitExceeded, "The batch has \(operations.count) operations; the limit is \(limit).")
-            }
-            var edits: [SnapshotEdit] = []
-            edits.reserveCapacity(operations.count)
-            for (index, operation) in operations.enumerated() {
-                guard case .object(var members) = operation, case .string(let command)? = members.removeValue(forKey: "cmd") else {
-                    throw WireError(.invalidArgument, "operations[\(index)] must be an object with a string \"cmd\".")
-                }
-                guard let edit = editCommands.first(where: { $0.name == command }) else {
-                    throw WireError(.invalidArgument, "operations[\(index)]: \"\(command)\" cannot be batched.")
-                }
-                var operationArguments = Arguments(members)
-                do throws(WireError) {
-                    let snapshotEdit = try edit.parse(&operationArguments)
-                    try operationArguments.finish()
-                    edits.append(snapshotEdit)
-                } catch {
-                    throw WireError(error.code, "operations[\(index)]: \(error.message)")
-                }
-            }
-            return { context throws(WireError) in
-                try commitMutation(
-                    .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: nil, .batch(edits)), context,
-                    animatingDifferences: target.animatingDifferences)
-            }
-        }
+        let edits: [Command] = editCommands.map { kind in Command(editMutation: kind.declaration) }
+        return edits + [Command(ApplyCommand.self), Command(BatchCommand.self)] + outlineCommands + sectionSnapshotCommands
     }
 
     /// Commits a change to a data source's snapshot or outlines and replies with its new version, its
@@ -296,5 +193,13 @@ struct MutationReply {
             }
             writer.endArray()
         }
+    }
+}
+
+extension Command {
+    /// The wire command of an edit (`EditMutation`).
+    init(editMutation edit: any EditDeclaration.Type) {
+        func command<Edit: EditDeclaration>(_: Edit.Type) -> Command { Command(EditMutation<Edit>.self) }
+        self = command(edit)
     }
 }

@@ -3,55 +3,59 @@ import ListEngine
 import ListStore
 import ListWire
 
-extension CommandRouter {
-    static var outlineCommands: [Command] {
-        [
-            Command(
-                name: "applySectionSnapshot",
-                summary: "Stores an outline for a section; the section's items become its visible items (as UIKit).",
-                arguments: mutationArguments + [
-                    ArgumentSpec("section", "string", required: true, "The section (appended when missing)."),
-                    ArgumentSpec(
-                        "snapshot", "{items: [{id, data?, children?, expanded?}]}", required: true, "The outline."),
-                ],
-                result: "{version, changes, unchanged?, warnings?}", effect: .mutates
-            ) { arguments, _ throws(WireError) in
-                let target = try MutationTarget(&arguments)
-                let section = try arguments.string("section")
-                let outline = try WireDecoding.sectionSnapshot(arguments.required("snapshot"), field: "snapshot")
-                return { context throws(WireError) in
-                    try commitMutation(
-                        .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: .fresh, .replaceOutline(section: section, outline)),
-                        context, animatingDifferences: target.animatingDifferences)
-                }
-            },
-            expansionCommand(expand: true),
-            expansionCommand(expand: false),
-        ]
+/// `applySectionSnapshot`: a section's outline stored whole.
+struct ApplySectionSnapshotCommand: MutationDeclaration {
+    static let about = CommandAbout(
+        "applySectionSnapshot", "Stores an outline for a section; the section's items become its visible items (as UIKit).",
+        result: "{version, changes, unchanged?, warnings?}")
+
+    var target: MutationTarget
+    @Arg("The section (appended when missing).") var section: String
+    @Arg("The outline.") var snapshot: SectionSnapshot
+
+    init() { target = MutationTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        try CommandRouter.commitMutation(
+            .dataSource(name: target.dataSource, ifVersion: target.expectedVersion, createAs: .fresh, .replaceOutline(section: section, snapshot)),
+            context, animatingDifferences: target.animates)
+    }
+}
+
+/// `expand` and `collapse`: outline items shown or hidden with their descendants.
+struct ExpansionCommand<Direction: ExpansionDirection>: MutationDeclaration {
+    static var about: CommandAbout {
+        Direction.expands
+            ? CommandAbout("expand", "Expands outline items: their children become visible items of the section.", result: "{version, changes}")
+            : CommandAbout("collapse", "Collapses outline items: their descendants leave the section.", result: "{version, changes}")
     }
 
-    private static func expansionCommand(expand: Bool) -> Command {
-        Command(
-            name: expand ? "expand" : "collapse",
-            summary: expand
-                ? "Expands outline items: their children become visible items of the section."
-                : "Collapses outline items: their descendants leave the section.",
-            arguments: mutationArguments + [
-                ArgumentSpec("section", "string", required: true, "The section holding the outline."),
-                ArgumentSpec("items", "[string]", required: true, "Outline items."),
-            ],
-            result: "{version, changes}", effect: .mutates
-        ) { arguments, _ throws(WireError) in
-            let target = try MutationTarget(&arguments)
-            let section = try arguments.string("section")
-            let items = try arguments.strings("items")
-            return { context throws(WireError) in
-                try commitMutation(
-                    .dataSource(
-                        name: target.dataSource, ifVersion: target.ifVersion, createAs: nil, .setExpansion(section: section, items: items, expanded: expand)),
-                    context, animatingDifferences: target.animatingDifferences)
-            }
-        }
+    var target: MutationTarget
+    @Arg("The section holding the outline.") var section: String
+    @Arg("Outline items.") var items: [String]
+
+    init() { target = MutationTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        try CommandRouter.commitMutation(
+            .dataSource(
+                name: target.dataSource, ifVersion: target.expectedVersion, createAs: nil,
+                .setExpansion(section: section, items: items, expanded: Direction.expands)),
+            context, animatingDifferences: target.animates)
+    }
+}
+
+/// Which way an expansion command goes (`expand`, `collapse`; also their per-view forms).
+protocol ExpansionDirection: Sendable {
+    static var expands: Bool { get }
+}
+
+enum Expanding: ExpansionDirection { static let expands = true }
+enum Collapsing: ExpansionDirection { static let expands = false }
+
+extension CommandRouter {
+    static var outlineCommands: [Command] {
+        [Command(ApplySectionSnapshotCommand.self), Command(ExpansionCommand<Expanding>.self), Command(ExpansionCommand<Collapsing>.self)]
     }
 
     /// Where an item sits in its section's stored outline, as `view` shows it (its own expansion, when it

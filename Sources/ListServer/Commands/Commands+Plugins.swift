@@ -74,51 +74,7 @@ extension CommandRouter {
         state.logger.info("plugin connected", metadata: ["plugin": "\(name)", "provides": "\(types.joined(separator: ","))"])
     }
 
-    static var pluginCommands: [Command] {
-        [
-            Command(
-                name: "configured",
-                summary: "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.",
-                arguments: [
-                    ArgumentSpec("request", "integer", required: true, "The configure event's request number."),
-                    ArgumentSpec("cells", "[{cell, content?, background?, accessories?, error?}]", required: true, "One answer per cell of the request."),
-                ],
-                result: "{accepted} (false when the request had already timed out)"
-            ) { arguments, _ throws(WireError) in
-                let request = try arguments.int("request")
-                let cells = try arguments.array("cells")
-                return { context throws(WireError) in
-                    guard let plugin = context.connection.plugin else {
-                        throw WireError(.invalidRequest, "Only plugins send configured (hello with role plugin first).")
-                    }
-                    var answers: [String: JSONValue] = [:]
-                    for (index, cell) in cells.enumerated() {
-                        guard case .string(let id)? = cell["cell"] else {
-                            return CommandResult(
-                                reply: .members { _ in },
-                                afterReply: [{ plugin.close(reason: "configured: cells[\(index)] has no \"cell\"") }])
-                        }
-                        answers[id] = cell
-                    }
-                    let accepted: Bool
-                    switch plugin.answer(request, cells: answers) {
-                    case .delivered: accepted = true
-                    case .late: accepted = false
-                    case .unknown:
-                        return CommandResult(
-                            reply: .members { writer in
-                                writer.key("accepted")
-                                writer.bool(false)
-                            }, afterReply: [{ plugin.close(reason: "configured: request \(request) was never sent (or was answered already)") }])
-                    }
-                    return CommandResult { writer in
-                        writer.key("accepted")
-                        writer.bool(accepted)
-                    }
-                }
-            }
-        ]
-    }
+    static var pluginCommands: [Command] { [Command(ConfiguredCommand.self)] }
 
     /// One cell for a plugin to configure: where its answer goes in the reply, and what it shows.
     struct PluginCellRequest {
@@ -261,5 +217,46 @@ extension CommandRouter {
     static func afterUnreadableLine(from connection: ConnectionHandler, _ error: WireError) -> [() -> Void] {
         guard let plugin = connection.plugin else { return [] }
         return [{ plugin.close(reason: "sent a line that is not JSON (\(error.message))") }]
+    }
+}
+
+/// `configured`: a plugin's answer to a configure event.
+struct ConfiguredCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "configured", "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.",
+        result: "{accepted} (false when the request had already timed out)")
+    @Arg("The configure event's request number.") var request: Int
+    @Arg("One answer per cell of the request.", type: "[{cell, content?, background?, accessories?, error?}]") var cells: [JSONValue]
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        guard let plugin = context.connection.plugin else {
+            throw WireError(.invalidRequest, "Only plugins send configured (hello with role plugin first).")
+        }
+        var answers: [String: JSONValue] = [:]
+        for (index, cell) in cells.enumerated() {
+            guard case .string(let id)? = cell["cell"] else {
+                return CommandResult(
+                    reply: .members { _ in },
+                    afterReply: [{ plugin.close(reason: "configured: cells[\(index)] has no \"cell\"") }])
+            }
+            answers[id] = cell
+        }
+        let accepted: Bool
+        switch plugin.answer(request, cells: answers) {
+        case .delivered: accepted = true
+        case .late: accepted = false
+        case .unknown:
+            return CommandResult(
+                reply: .members { writer in
+                    writer.key("accepted")
+                    writer.bool(false)
+                }, afterReply: [{ plugin.close(reason: "configured: request \(request) was never sent (or was answered already)") }])
+        }
+        return CommandResult { writer in
+            writer.key("accepted")
+            writer.bool(accepted)
+        }
     }
 }

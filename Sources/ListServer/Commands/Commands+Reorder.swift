@@ -3,73 +3,73 @@ import ListEngine
 import ListStore
 import ListWire
 
-extension CommandRouter {
-    /// `reorder`: a view moves an item (a user dragged it), as UIKit's reordering: allowed where the
-    /// cell provider's rule for the item says `reorderable` (canReorderItem), committed as `moveItem`,
-    /// and told to the data source's owner as `didReorder` with the transaction (its staged changes).
-    static var reorderCommand: Command {
-        Command(
-            name: "reorder",
-            summary: "A view moves an item before or after another (reorderable by its cell provider rule); the owner gets didReorder.",
-            arguments: viewArguments + [
-                ArgumentSpec("item", "string", required: true, "The item to move."),
-                ArgumentSpec("beforeItem", "string", "Move before this item (or give afterItem)."),
-                ArgumentSpec("afterItem", "string", "Move after this item."),
-                ArgumentSpec("animatingDifferences", "boolean", "false: the other views apply the move without animation; default true."),
-            ],
-            result: "{version, changes}", effect: .mutates
-        ) { arguments, _ throws(WireError) in
-            let (viewName, viewDataSource) = try readView(&arguments)
-            let item = try arguments.string("item")
-            let before = try arguments.optionalString("beforeItem")
-            let after = try arguments.optionalString("afterItem")
-            let animating = try arguments.optionalBool("animatingDifferences") ?? true
-            guard (before == nil) != (after == nil), let destination = before ?? after else {
-                throw WireError(.invalidArgument, "Give exactly one of \"beforeItem\" and \"afterItem\".")
-            }
-            return { context throws(WireError) in
-                let view = try view(viewName, context, dataSource: viewDataSource)
-                let dataSource = try context.dataSource(view.dataSource)
-                let snapshot = dataSource.snapshot
-                for shownHereOnly in [item, destination] where !snapshot.contains(item: shownHereOnly) && view.expansion?.projection.contains(item: shownHereOnly) == true {
-                    throw WireError(
-                        .invalidMove,
-                        "Item \"\(shownHereOnly)\" shows only in view \"\(view.name)\"'s own expansion: reorder moves items of the data source's snapshot (an outline's are moved with editSectionSnapshot).")
-                }
-                guard let from = snapshot.sectionIdentifier(containingItem: item), let data = snapshot.data(ofItem: item) else {
-                    throw WireError(.itemNotFound, "Item \"\(item)\" was not found in the snapshot.")
-                }
-                guard let to = snapshot.sectionIdentifier(containingItem: destination) else {
-                    throw WireError(.itemNotFound, "Item \"\(destination)\" was not found in the snapshot.")
-                }
-                let provider = dataSource.cellProvider
-                guard provider?.canReorder(Item(item, data: data), inSection: from) == true else {
-                    throw WireError(.invalidMove, "Item \"\(item)\" cannot be reordered: no cell provider rule for it says \"reorderable\".")
-                }
-                guard provider?.canReorder(Item(item, data: data), inSection: to) == true else {
-                    throw WireError(.invalidMove, "Item \"\(item)\" cannot be moved into section \"\(to)\": the rule there does not say \"reorderable\".")
-                }
-                let change = StateChange.dataSource(
-                    name: dataSource.name, ifVersion: nil, createAs: nil, .edit(.moveItem(item, before != nil ? .before(destination) : .after(destination))))
-                var committed = try context.state.commit(
-                    change, connection: context.connection, allocator: context.allocator, animatingDifferences: animating)
-                let outcome = committed.outcome
-                var changes = JSONWriter(capacity: 128)
-                changes.changes(outcome.changes, reloadData: false, animatingDifferences: animating)
-                let changesJSON = committed.changesJSON ?? changes.bytes[...]
-                // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
-                let event = ViewEvent.didReorder(
-                    dataSource: dataSource.name, view: view.name, user: context.connection.identity.displayName, item: item,
-                    version: outcome.version ?? 0, changes: changesJSON)
-                let display = dataSource.display
-                committed.afterReply.append { display.send(event) }
-                return committed.result { writer in
-                    writer.key(literal: "version")
-                    writer.int(outcome.version ?? 0)
-                    writer.key(literal: "changes")
-                    writer.raw(changesJSON)
-                }
-            }
+/// `reorder`: a view moves an item (a user dragged it), as UIKit's reordering: allowed where the
+/// cell provider's rule for the item says `reorderable` (canReorderItem), committed as `moveItem`,
+/// and told to the data source's owner as `didReorder` with the transaction (its staged changes).
+struct ReorderCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "reorder", "A view moves an item before or after another (reorderable by its cell provider rule); the owner gets didReorder.",
+        result: "{version, changes}")
+    static var effect: Command.Effect { .mutates }
+    var target: ViewTarget
+    @Arg("The item to move.") var item: String
+    var placement: ItemPlacement
+    @Arg("false: the other views apply the move without animation; default true.") var animatingDifferences: Bool?
+
+    init() {
+        target = ViewTarget()
+        placement = ItemPlacement(verb: "Move")
+    }
+
+    func validate(_ context: CommandContext) throws(WireError) {
+        guard (placement.beforeItem == nil) != (placement.afterItem == nil) else {
+            throw WireError(.invalidArgument, "Give exactly one of \"beforeItem\" and \"afterItem\".")
+        }
+    }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let (before, destination) = (placement.beforeItem, placement.beforeItem ?? placement.afterItem ?? "")
+        let animating = animatingDifferences ?? true
+        let view = try target.view(context)
+        let dataSource = try context.dataSource(view.dataSource)
+        let snapshot = dataSource.snapshot
+        for shownHereOnly in [item, destination] where !snapshot.contains(item: shownHereOnly) && view.expansion?.projection.contains(item: shownHereOnly) == true {
+            throw WireError(
+                .invalidMove,
+                "Item \"\(shownHereOnly)\" shows only in view \"\(view.name)\"'s own expansion: reorder moves items of the data source's snapshot (an outline's are moved with editSectionSnapshot).")
+        }
+        guard let from = snapshot.sectionIdentifier(containingItem: item), let data = snapshot.data(ofItem: item) else {
+            throw WireError(.itemNotFound, "Item \"\(item)\" was not found in the snapshot.")
+        }
+        guard let to = snapshot.sectionIdentifier(containingItem: destination) else {
+            throw WireError(.itemNotFound, "Item \"\(destination)\" was not found in the snapshot.")
+        }
+        let provider = dataSource.cellProvider
+        guard provider?.canReorder(Item(item, data: data), inSection: from) == true else {
+            throw WireError(.invalidMove, "Item \"\(item)\" cannot be reordered: no cell provider rule for it says \"reorderable\".")
+        }
+        guard provider?.canReorder(Item(item, data: data), inSection: to) == true else {
+            throw WireError(.invalidMove, "Item \"\(item)\" cannot be moved into section \"\(to)\": the rule there does not say \"reorderable\".")
+        }
+        let change = StateChange.dataSource(
+            name: dataSource.name, ifVersion: nil, createAs: nil, .edit(.moveItem(item, before != nil ? .before(destination) : .after(destination))))
+        var committed = try context.state.commit(
+            change, connection: context.connection, allocator: context.allocator, animatingDifferences: animating)
+        let outcome = committed.outcome
+        var changes = JSONWriter(capacity: 128)
+        changes.changes(outcome.changes, reloadData: false, animatingDifferences: animating)
+        let changesJSON = committed.changesJSON ?? changes.bytes[...]
+        // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
+        let event = ViewEvent.didReorder(
+            dataSource: dataSource.name, view: view.name, user: context.connection.identity.displayName, item: item,
+            version: outcome.version ?? 0, changes: changesJSON)
+        let display = dataSource.display
+        committed.afterReply.append { display.send(event) }
+        return committed.result { writer in
+            writer.key(literal: "version")
+            writer.int(outcome.version ?? 0)
+            writer.key(literal: "changes")
+            writer.raw(changesJSON)
         }
     }
 }

@@ -72,113 +72,99 @@ enum SectionSnapshotEdit {
     }
 }
 
+/// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
+struct EditSectionSnapshotCommand: MutationDeclaration {
+    static let about = CommandAbout(
+        "editSectionSnapshot", "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.",
+        result: "{version, changes, unchanged?, warnings?}")
+
+    var target: MutationTarget
+    @Arg("The section (appended when missing; its items become a flat outline when it has none).") var section: String
+    @Arg("The edits, in order.", type: "[{op, …}]") var operations: [JSONValue]
+    /// The operations, read (by `validate`).
+    @Prepared private var edits: [SectionSnapshotEdit]?
+
+    init() { target = MutationTarget() }
+
+    mutating func validate(_ context: CommandContext) throws(WireError) {
+        let limit = context.state.configuration.maximumBatchOperations
+        if operations.count > limit {
+            throw WireError(.limitExceeded, "The edit has \(operations.count) operations; the limit is \(limit).")
+        }
+        var edits: [SectionSnapshotEdit] = []
+        for (index, value) in operations.enumerated() { edits.append(try SectionSnapshotEdit.read(value, field: "operations[\(index)]")) }
+        self.edits = edits
+    }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        // Who may, and at which version, first: the edits below must not tell anything about an
+        // outline the caller may not see, nor answer an out-of-date edit with anything but a conflict.
+        let unchecked = StateChange.dataSource(
+            name: target.dataSource, ifVersion: target.expectedVersion, createAs: .fresh, .replaceOutline(section: section, SectionSnapshot()))
+        try context.state.authorize(unchecked, by: context.connection.identity)
+        let current = context.state.model.dataSources[target.dataSource]
+        if let ifVersion = target.expectedVersion, let current, current.version != ifVersion {
+            throw WireError(.versionConflict, "Data source \"\(target.dataSource)\" is at version \(current.version), not \(ifVersion).")
+        }
+        // The outline as it is now (UIKit's snapshot(for:): the stored one, else the section's items
+        // flat), edited, and stored whole through the one commit path (on the loop, so nothing
+        // comes in between reading and committing it).
+        var outline = current?.outline(of: section) ?? SectionSnapshot()
+        for (index, edit) in (edits ?? []).enumerated() {
+            do {
+                try edit.apply(to: &outline)
+            } catch let error as SnapshotError {
+                let wire = WireError(error)
+                throw WireError(wire.code, "operations[\(index)]: \(wire.message)")
+            } catch {
+                throw WireError(.internal, "\(error)")
+            }
+        }
+        return try CommandRouter.commitMutation(
+            .dataSource(name: target.dataSource, ifVersion: target.expectedVersion, createAs: .fresh, .replaceOutline(section: section, outline)),
+            context, mayRehearse: false, animatingDifferences: target.animates)
+    }
+}
+
+/// `outlineItem`: where an item sits in its section's outline (UIKit's parent, level, isExpanded,
+/// isVisible, and the children).
+struct OutlineItemQuery: CommandDeclaration {
+    static let about = CommandAbout(
+        "outlineItem", "An item's place in a section's outline: its parent, level, children, and whether it is expanded and visible.",
+        result: "{version, item: {id, parent, level, expanded, visible, children} | null}")
+
+    @Arg("The data source.") var dataSource: String
+    @Arg("The section.") var section: String
+    @Arg("The item.") var item: String
+    @Arg("true: answer null when the outline does not contain it (UIKit's contains).") var nullIfMissing: Bool?
+    @Arg("A view of the data source: expanded and visible as it shows them (its own expansion, with scope perView).") var view: String?
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let dataSource = try context.dataSource(self.dataSource)
+        guard var outline = dataSource.model.outline(of: section) else {
+            throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
+        }
+        if let view { outline = CommandRouter.outlineAsShown(outline, section: section, by: try CommandRouter.view(view, context, dataSource: self.dataSource)) }
+        guard outline.contains(item) else {
+            if nullIfMissing ?? false { return CommandRouter.versioned(dataSource, "item", .null) }
+            throw WireError(.itemNotFound, "Item identifier does not exist in the section snapshot of \"\(section)\": \"\(item)\".")
+        }
+        let parent = (try? outline.parent(of: item)) ?? nil
+        let level = (try? outline.level(of: item)) ?? 0
+        let expanded = (try? outline.isExpanded(item)) ?? false
+        let visible = (try? outline.isVisible(item)) ?? false
+        let children = (try? outline.children(of: item)) ?? []
+        return CommandRouter.versioned(
+            dataSource, "item",
+            [
+                "id": .string(item), "parent": parent.map { .string($0) } ?? .null, "level": .int(level), "expanded": .bool(expanded),
+                "visible": .bool(visible), "children": .array(children.map { .string($0) }),
+            ])
+    }
+}
+
 extension CommandRouter {
-    static var sectionSnapshotCommands: [Command] { [editSectionSnapshotCommand, outlineItemQuery] }
-
-    /// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
-    static var editSectionSnapshotCommand: Command {
-        Command(
-            name: "editSectionSnapshot",
-            summary: "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.",
-            arguments: mutationArguments + [
-                ArgumentSpec("section", "string", required: true, "The section (appended when missing; its items become a flat outline when it has none)."),
-                ArgumentSpec("operations", "[{op, …}]", required: true, "The edits, in order."),
-            ],
-            result: "{version, changes, unchanged?, warnings?}", effect: .mutates
-        ) { arguments, context throws(WireError) in
-            let target = try MutationTarget(&arguments)
-            let section = try arguments.string("section")
-            let values = try arguments.array("operations")
-            let limit = context.state.configuration.maximumBatchOperations
-            if values.count > limit {
-                throw WireError(.limitExceeded, "The edit has \(values.count) operations; the limit is \(limit).")
-            }
-            var edits: [SectionSnapshotEdit] = []
-            for (index, value) in values.enumerated() { edits.append(try SectionSnapshotEdit.read(value, field: "operations[\(index)]")) }
-            return { context throws(WireError) in
-                // Who may, and at which version, first: the edits below must not tell anything about an
-                // outline the caller may not see, nor answer an out-of-date edit with anything but a conflict.
-                let unchecked = StateChange.dataSource(
-                    name: target.dataSource, ifVersion: target.ifVersion, createAs: .fresh, .replaceOutline(section: section, SectionSnapshot()))
-                try context.state.authorize(unchecked, by: context.connection.identity)
-                let current = context.state.model.dataSources[target.dataSource]
-                if let ifVersion = target.ifVersion, let current, current.version != ifVersion {
-                    throw WireError(.versionConflict, "Data source \"\(target.dataSource)\" is at version \(current.version), not \(ifVersion).")
-                }
-                // The outline as it is now (UIKit's snapshot(for:): the stored one, else the section's items
-                // flat), edited, and stored whole through the one commit path (on the loop, so nothing
-                // comes in between reading and committing it).
-                var outline = current?.outline(of: section) ?? SectionSnapshot()
-                for (index, edit) in edits.enumerated() {
-                    do {
-                        try edit.apply(to: &outline)
-                    } catch let error as SnapshotError {
-                        let wire = WireError(error)
-                        throw WireError(wire.code, "operations[\(index)]: \(wire.message)")
-                    } catch {
-                        throw WireError(.internal, "\(error)")
-                    }
-                }
-                return try commitMutation(
-                    .dataSource(name: target.dataSource, ifVersion: target.ifVersion, createAs: .fresh, .replaceOutline(section: section, outline)),
-                    context, mayRehearse: false, animatingDifferences: target.animatingDifferences)
-            }
-        }
-    }
-
-    /// `outlineItem`: where an item sits in its section's outline (UIKit's parent, level, isExpanded,
-    /// isVisible, and the children).
-    static var outlineItemQuery: Command {
-        Command(
-            name: "outlineItem",
-            summary: "An item's place in a section's outline: its parent, level, children, and whether it is expanded and visible.",
-            arguments: [
-                ArgumentSpec("dataSource", "string", required: true, "The data source."),
-                ArgumentSpec("section", "string", required: true, "The section."),
-                ArgumentSpec("item", "string", required: true, "The item."),
-                ArgumentSpec("nullIfMissing", "boolean", "true: answer null when the outline does not contain it (UIKit's contains)."),
-                ArgumentSpec("view", "string", "A view of the data source: expanded and visible as it shows them (its own expansion, with scope perView)."),
-            ],
-            result: "{version, item: {id, parent, level, expanded, visible, children} | null}"
-        ) { arguments, _ throws(WireError) in
-            let name = try arguments.string("dataSource")
-            let section = try arguments.string("section")
-            let item = try arguments.string("item")
-            let nullIfMissing = try arguments.optionalBool("nullIfMissing") ?? false
-            let viewName = try arguments.optionalString("view")
-            return { context throws(WireError) in
-                let dataSource = try context.dataSource(name)
-                guard var outline = dataSource.model.outline(of: section) else {
-                    throw WireError(.sectionNotFound, "Section \"\(section)\" does not exist.")
-                }
-                if let viewName { outline = outlineAsShown(outline, section: section, by: try view(viewName, context, dataSource: name)) }
-                let version = dataSource.version
-                guard outline.contains(item) else {
-                    if nullIfMissing {
-                        return CommandResult { writer in
-                            writer.key("version")
-                            writer.int(version)
-                            writer.key("item")
-                            writer.value(.null)
-                        }
-                    }
-                    throw WireError(.itemNotFound, "Item identifier does not exist in the section snapshot of \"\(section)\": \"\(item)\".")
-                }
-                let parent = (try? outline.parent(of: item)) ?? nil
-                let level = (try? outline.level(of: item)) ?? 0
-                let expanded = (try? outline.isExpanded(item)) ?? false
-                let visible = (try? outline.isVisible(item)) ?? false
-                let children = (try? outline.children(of: item)) ?? []
-                return CommandResult { writer in
-                    writer.key("version")
-                    writer.int(version)
-                    writer.key("item")
-                    writer.value([
-                        "id": .string(item), "parent": parent.map { .string($0) } ?? .null, "level": .int(level), "expanded": .bool(expanded),
-                        "visible": .bool(visible), "children": .array(children.map { .string($0) }),
-                    ])
-                }
-            }
-        }
-    }
+    static var sectionSnapshotCommands: [Command] { [Command(EditSectionSnapshotCommand.self), Command(OutlineItemQuery.self)] }
 }

@@ -5,102 +5,109 @@ import ListWire
 
 /// Expansion per view: a data source whose expansion scope is `perView` lets each view expand and
 /// collapse outline items in its own view, with read access (see `ViewExpansion`).
+/// `setExpansionScope`: whose outline expansion a data source's views show.
+struct SetExpansionScopeCommand: CommandDeclaration {
+    static let about = CommandAbout(
+        "setExpansionScope",
+        "Whose outline expansion views show: shared (expand and collapse change the data source, for every view) or perView (each view may also expand and collapse in its own view, with read access).",
+        result: "{dataSource, version, expansionScope}")
+    static var effect: Command.Effect { .mutates }
+    @Arg("The data source.") var dataSource: String
+    @Arg("shared is where every data source starts.") var scope: ExpansionScope
+
+    init() {}
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let committed = try context.state.commit(
+            .dataSource(name: dataSource, ifVersion: nil, createAs: nil, .setExpansionScope(scope)), connection: context.connection,
+            allocator: context.allocator)
+        let scope = scope
+        return committed.result(dataSource: dataSource) { writer in
+            writer.key("expansionScope")
+            writer.string(scope.rawValue)
+        }
+    }
+}
+
+extension ExpansionScope: JSONArgumentValue {
+    public static var wireType: String { "\"shared\" | \"perView\"" }
+
+    public static func decode(_ value: JSONValue, name: String) throws(WireError) -> ExpansionScope {
+        let text = try String.decode(value, name: name)
+        guard let scope = ExpansionScope(rawValue: text) else {
+            throw WireError(.invalidArgument, "Argument \"\(name)\" must be \"shared\" or \"perView\", not \"\(ControlCharacters.escaped(text))\".")
+        }
+        return scope
+    }
+}
+
+/// `expandInView` and `collapseInView`: outline items expanded or collapsed in one view only.
+struct ViewExpansionCommand<Direction: ExpansionDirection>: CommandDeclaration {
+    static var about: CommandAbout {
+        CommandAbout(
+            Direction.expands ? "expandInView" : "collapseInView",
+            (Direction.expands ? "Expands" : "Collapses")
+                + " outline items in one view only (expansion scope perView; read access): the view gets expansionChanged with its changes.",
+            result: "{dataSource, view, version}")
+    }
+    var target: ViewTarget
+    @Arg("The section holding the outline.") var section: String
+    @Arg("Outline items.") var items: [String]
+    @Arg("false: the view shows the change without animation (default true).") var animatingDifferences: Bool?
+
+    init() { target = ViewTarget() }
+
+    func run(_ context: CommandContext) throws(WireError) -> CommandResult {
+        let view = try target.view(context)
+        let dataSource = try context.dataSource(view.dataSource)
+        guard dataSource.expansionScope == .perView else {
+            throw WireError(
+                .invalidArgument,
+                "Data source \"\(dataSource.name)\" shares one expansion among its views (expansion scope shared): \(Direction.expands ? "expand" : "collapse") changes it for every view and needs write access; its owner can set the scope to perView (setExpansionScope).")
+        }
+        guard let outline = dataSource.outlines[section] else {
+            throw WireError(
+                dataSource.snapshot.contains(section: section) ? .invalidArgument : .sectionNotFound,
+                dataSource.snapshot.contains(section: section)
+                    ? "Section \"\(section)\" has no outline (applySectionSnapshot makes one)."
+                    : "Section \"\(section)\" does not exist.")
+        }
+        let unknown = items.filter { !outline.contains($0) }
+        if !unknown.isEmpty {
+            throw WireError(
+                .itemNotFound,
+                "Items \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) are not in the outline of section \"\(section)\".")
+        }
+        if view.expansion == nil { try CommandRouter.checkOwnExpansionQuota(for: view, context.state) }
+        let changes = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) { expansion in
+            expansion.set(items, expanded: Direction.expands, inSection: section)
+        }
+        dataSource.settleExpansion(of: view)
+        let version = dataSource.version
+        var json = JSONWriter(capacity: 192)
+        json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences ?? true)
+        let event = ViewEvent.expansionChanged(dataSource: dataSource.name, view: view.name, version: version, changesJSON: json.bytes)
+        let state = context.state
+        var result = CommandResult { writer in
+            writer.key("dataSource")
+            writer.string(dataSource.name)
+            writer.key("view")
+            writer.string(view.name)
+            writer.key("version")
+            writer.int(version)
+        }
+        result.afterReply.append {
+            view.connection.sendEvent(event)
+            // Cells of items the view no longer shows go back to their pools; disclosures change.
+            CommandRouter.updateDisplayedCells(of: view, in: dataSource, after: changes, reloadData: false, state: state, work: RenderWork())
+        }
+        return result
+    }
+}
+
 extension CommandRouter {
     static var viewExpansionCommands: [Command] {
-        [setExpansionScopeCommand, viewExpansionCommand(expand: true), viewExpansionCommand(expand: false)]
-    }
-
-    static var setExpansionScopeCommand: Command {
-        Command(
-            name: "setExpansionScope",
-            summary: "Whose outline expansion views show: shared (expand and collapse change the data source, for every view) or perView (each view may also expand and collapse in its own view, with read access).",
-            arguments: [
-                ArgumentSpec("dataSource", "string", required: true, "The data source."),
-                ArgumentSpec("scope", "\"shared\" | \"perView\"", required: true, "shared is where every data source starts."),
-            ],
-            result: "{dataSource, version, expansionScope}", effect: .mutates
-        ) { arguments, _ throws(WireError) in
-            let name = try arguments.string("dataSource")
-            let scopeName = try arguments.string("scope")
-            guard let scope = ExpansionScope(rawValue: scopeName) else {
-                throw WireError(.invalidArgument, "Argument \"scope\" must be \"shared\" or \"perView\", not \"\(ControlCharacters.escaped(scopeName))\".")
-            }
-            return { context throws(WireError) in
-                let committed = try context.state.commit(
-                    .dataSource(name: name, ifVersion: nil, createAs: nil, .setExpansionScope(scope)), connection: context.connection,
-                    allocator: context.allocator)
-                return committed.result(dataSource: name) { writer in
-                    writer.key("expansionScope")
-                    writer.string(scope.rawValue)
-                }
-            }
-        }
-    }
-
-    private static func viewExpansionCommand(expand: Bool) -> Command {
-        Command(
-            name: expand ? "expandInView" : "collapseInView",
-            summary: expand
-                ? "Expands outline items in one view only (expansion scope perView; read access): the view gets expansionChanged with its changes."
-                : "Collapses outline items in one view only (expansion scope perView; read access): the view gets expansionChanged with its changes.",
-            arguments: viewArguments + [
-                ArgumentSpec("section", "string", required: true, "The section holding the outline."),
-                ArgumentSpec("items", "[string]", required: true, "Outline items."),
-                ArgumentSpec("animatingDifferences", "boolean", "false: the view shows the change without animation (default true)."),
-            ],
-            result: "{dataSource, view, version}"
-        ) { arguments, _ throws(WireError) in
-            let (viewName, viewDataSource) = try readView(&arguments)
-            let section = try arguments.string("section")
-            let items = try arguments.strings("items")
-            let animatingDifferences = try arguments.optionalBool("animatingDifferences") ?? true
-            return { context throws(WireError) in
-                let view = try view(viewName, context, dataSource: viewDataSource)
-                let dataSource = try context.dataSource(view.dataSource)
-                guard dataSource.expansionScope == .perView else {
-                    throw WireError(
-                        .invalidArgument,
-                        "Data source \"\(dataSource.name)\" shares one expansion among its views (expansion scope shared): \(expand ? "expand" : "collapse") changes it for every view and needs write access; its owner can set the scope to perView (setExpansionScope).")
-                }
-                guard let outline = dataSource.outlines[section] else {
-                    throw WireError(
-                        dataSource.snapshot.contains(section: section) ? .invalidArgument : .sectionNotFound,
-                        dataSource.snapshot.contains(section: section)
-                            ? "Section \"\(section)\" has no outline (applySectionSnapshot makes one)."
-                            : "Section \"\(section)\" does not exist.")
-                }
-                let unknown = items.filter { !outline.contains($0) }
-                if !unknown.isEmpty {
-                    throw WireError(
-                        .itemNotFound,
-                        "Items \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) are not in the outline of section \"\(section)\".")
-                }
-                if view.expansion == nil { try checkOwnExpansionQuota(for: view, context.state) }
-                let changes = dataSource.changeExpansion(of: view, sharedChanges: StagedChanges()) { expansion in
-                    expansion.set(items, expanded: expand, inSection: section)
-                }
-                dataSource.settleExpansion(of: view)
-                let version = dataSource.version
-                var json = JSONWriter(capacity: 192)
-                json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)
-                let event = ViewEvent.expansionChanged(dataSource: dataSource.name, view: view.name, version: version, changesJSON: json.bytes)
-                let state = context.state
-                var result = CommandResult { writer in
-                    writer.key("dataSource")
-                    writer.string(dataSource.name)
-                    writer.key("view")
-                    writer.string(view.name)
-                    writer.key("version")
-                    writer.int(version)
-                }
-                result.afterReply.append {
-                    view.connection.sendEvent(event)
-                    // Cells of items the view no longer shows go back to their pools; disclosures change.
-                    updateDisplayedCells(of: view, in: dataSource, after: changes, reloadData: false, state: state, work: RenderWork())
-                }
-                return result
-            }
-        }
+        [Command(SetExpansionScopeCommand.self), Command(ViewExpansionCommand<Expanding>.self), Command(ViewExpansionCommand<Collapsing>.self)]
     }
 
     /// `outline` with the expansion `view` shows: its own items expanded or collapsed applied (a copy,
@@ -137,32 +144,38 @@ extension CommandRouter {
             "User \(view.connection.identity.displayName) (uid \(uid)) has \(held) views showing an expansion of their own; the limit is \(limit) (maxOwnExpansionViewsPerUser). Detach one first.",
             details: ["quota": "maxOwnExpansionViewsPerUser", "uid": .int(Int(uid)), "limit": .int(limit)])
     }
+}
 
-    /// The `expansion` argument of `attach`: `{section: {expanded?: [item], collapsed?: [item]}}`, what a
-    /// view that expanded or collapsed items itself asks to show again when it attaches anew.
-    static func readExpansion(_ arguments: inout Arguments) throws(WireError) -> [String: [String: Bool]]? {
-        guard let value = arguments.value("expansion") else { return nil }
+/// The `expansion` argument of `attach`: `{section: {expanded?: [item], collapsed?: [item]}}`, what a
+/// view that expanded or collapsed items itself asks to show again when it attaches anew.
+struct ViewExpansionArgument: JSONArgumentValue {
+    /// Per section, the items the view expanded (true) or collapsed (false).
+    var sections: [String: [String: Bool]]
+
+    static var wireType: String { "{section: {expanded?: [item], collapsed?: [item]}}" }
+
+    static func decode(_ value: JSONValue, name: String) throws(WireError) -> ViewExpansionArgument {
         guard case .object(let sections) = value else {
-            throw WireError(.invalidArgument, "Argument \"expansion\" must be an object: {section: {expanded?: [item], collapsed?: [item]}}.")
+            throw WireError(.invalidArgument, "Argument \"\(name)\" must be an object: {section: {expanded?: [item], collapsed?: [item]}}.")
         }
         var result: [String: [String: Bool]] = [:]
         for (section, entry) in sections {
             guard case .object(let members) = entry, members.keys.allSatisfy({ $0 == "expanded" || $0 == "collapsed" }) else {
-                throw WireError(.invalidArgument, "expansion.\(section) must be {expanded?: [item], collapsed?: [item]}.")
+                throw WireError(.invalidArgument, "\(name).\(section) must be {expanded?: [item], collapsed?: [item]}.")
             }
             var items: [String: Bool] = [:]
             for (key, expanded) in [("collapsed", false), ("expanded", true)] {
                 guard let list = members[key], !list.isNull else { continue }
-                guard case .array(let values) = list else { throw WireError(.invalidArgument, "expansion.\(section).\(key) must be an array of strings.") }
+                guard case .array(let values) = list else { throw WireError(.invalidArgument, "\(name).\(section).\(key) must be an array of strings.") }
                 for value in values {
                     guard case .string(let item) = value else {
-                        throw WireError(.invalidArgument, "expansion.\(section).\(key) must be an array of strings.")
+                        throw WireError(.invalidArgument, "\(name).\(section).\(key) must be an array of strings.")
                     }
                     items[item] = expanded
                 }
             }
             result[section] = items
         }
-        return result
+        return ViewExpansionArgument(sections: result)
     }
 }

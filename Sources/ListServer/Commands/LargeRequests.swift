@@ -89,14 +89,14 @@ struct ApplyInput: Sendable {
     /// `nil` unless `request` is an `apply` whose arguments read well (any problem is reported by the
     /// command itself, on the loop).
     init?(_ request: Request) {
-        guard request.command == "apply" else { return nil }
-        // Read as the command reads them (`null` is absent); a wrong type is left to the command.
+        guard request.command == ApplyCommand.about.name else { return nil }
+        // Decoded as the command decodes them (`null` is absent); a wrong type is left to the command.
         var arguments = request.arguments
-        guard let name = try? arguments.string("dataSource"), let sections = try? arguments.snapshot("snapshot") else { return nil }
-        dataSource = name
-        self.sections = sections
-        reloadData = (try? arguments.optionalBool("reloadData")) ?? false
-        animatingDifferences = (try? arguments.optionalBool("animatingDifferences")) ?? true
+        guard let apply = try? ArgumentDecoder.decode(ApplyCommand.self, from: &arguments) else { return nil }
+        dataSource = apply.target.dataSource
+        sections = apply.snapshot.sections
+        reloadData = apply.reloadData ?? false
+        animatingDifferences = apply.target.animates
     }
 
     /// The work against the data source as it is now (on the loop): `nil` when the command would refuse

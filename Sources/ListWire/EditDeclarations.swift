@@ -1,0 +1,210 @@
+import DiffableCore
+
+/// One snapshot edit's arguments, declared once: the wire command of that name (with the mutation's
+/// target), an operation of `batch`, and a record of the stored log all read an edit through its
+/// declaration (`EditCodec.decode`).
+public protocol EditDeclaration: ArgumentGroup {
+    /// The edit's name (the wire command's, and the stored record's `cmd`).
+    static var kind: EditCodec.Kind { get }
+    /// What the wire command does, for `describe`.
+    static var summary: String { get }
+    /// The documentation instance.
+    init()
+    /// The edit the arguments say (checks across arguments, such as a placement's two alternatives).
+    func edit() throws(WireError) -> SnapshotEdit
+}
+
+public struct AppendSections: EditDeclaration {
+    public static let kind = EditCodec.Kind.appendSections
+    public static let summary = "Adds sections at the end (creates the data source if needed)."
+    @Arg("Identifiers, or {id, data} objects.") public var sections: [Section]
+    public init() {}
+    public func edit() -> SnapshotEdit { .appendSections(sections) }
+}
+
+public struct InsertSections: EditDeclaration {
+    public static let kind = EditCodec.Kind.insertSections
+    public static let summary = "Inserts sections before or after an existing section."
+    @Arg("Identifiers, or {id, data} objects.") public var sections: [Section]
+    public var placement: SectionPlacement
+    public init() { placement = SectionPlacement(verb: "Insert") }
+    public func edit() throws(WireError) -> SnapshotEdit { .insertSections(sections, try placement.placement()) }
+}
+
+public struct DeleteSections: EditDeclaration {
+    public static let kind = EditCodec.Kind.deleteSections
+    public static let summary = "Deletes sections with their items; unknown ones are ignored with a warning."
+    @Arg("Section identifiers.") public var sections: [String]
+    public init() {}
+    public func edit() -> SnapshotEdit { .deleteSections(sections) }
+}
+
+public struct MoveSection: EditDeclaration {
+    public static let kind = EditCodec.Kind.moveSection
+    public static let summary = "Moves a section before or after another."
+    @Arg("The section to move.") public var section: String
+    public var placement: SectionPlacement
+    public init() { placement = SectionPlacement(verb: "Move") }
+    public func edit() throws(WireError) -> SnapshotEdit { .moveSection(section, try placement.placement()) }
+}
+
+public struct ReloadSections: EditDeclaration {
+    public static let kind = EditCodec.Kind.reloadSections
+    public static let summary = "Reloads sections (views dequeue their cells again)."
+    @Arg("Section identifiers.") public var sections: [String]
+    public init() {}
+    public func edit() -> SnapshotEdit { .reloadSections(sections) }
+}
+
+public struct UpdateSections: EditDeclaration {
+    public static let kind = EditCodec.Kind.updateSections
+    public static let summary = "Replaces section payloads; changed sections are reloaded."
+    @Arg("{id, data} objects.") public var sections: [Section]
+    public init() {}
+    public func edit() -> SnapshotEdit { .updateSections(sections) }
+}
+
+public struct AppendItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.appendItems
+    public static let summary = "Appends items to a section, or to the last section; existing items are moved there with a warning."
+    @Arg("Identifiers, or {id, data} objects.") public var items: [Item]
+    @Arg("The section; the last one when absent.") public var toSection: String?
+    public init() {}
+    public func edit() -> SnapshotEdit { .appendItems(items, toSection: toSection) }
+}
+
+public struct InsertItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.insertItems
+    public static let summary = "Inserts items before or after an existing item, in its section."
+    @Arg("Identifiers, or {id, data} objects.") public var items: [Item]
+    public var placement: ItemPlacement
+    public init() { placement = ItemPlacement(verb: "Insert") }
+    public func edit() throws(WireError) -> SnapshotEdit { .insertItems(items, try placement.placement()) }
+}
+
+public struct DeleteItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.deleteItems
+    public static let summary = "Deletes items; unknown ones are ignored with a warning."
+    @Arg("Item identifiers.") public var items: [String]
+    public init() {}
+    public func edit() -> SnapshotEdit { .deleteItems(items) }
+}
+
+public struct DeleteAllItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.deleteAllItems
+    public static let summary = "Deletes every item and every section (as UIKit does)."
+    public init() {}
+    public func edit() -> SnapshotEdit { .deleteAllItems }
+}
+
+public struct MoveItem: EditDeclaration {
+    public static let kind = EditCodec.Kind.moveItem
+    public static let summary = "Moves an item before or after another item, possibly into another section."
+    @Arg("The item to move.") public var item: String
+    public var placement: ItemPlacement
+    public init() { placement = ItemPlacement(verb: "Move") }
+    public func edit() throws(WireError) -> SnapshotEdit { .moveItem(item, try placement.placement()) }
+}
+
+public struct ReloadItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.reloadItems
+    public static let summary = "Reloads items: views dequeue new cells for them."
+    @Arg("Item identifiers.") public var items: [String]
+    public init() {}
+    public func edit() -> SnapshotEdit { .reloadItems(items) }
+}
+
+public struct ReconfigureItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.reconfigureItems
+    public static let summary = "Reconfigures items: views configure the same cells again."
+    @Arg("Item identifiers.") public var items: [String]
+    public init() {}
+    public func edit() -> SnapshotEdit { .reconfigureItems(items) }
+}
+
+public struct UpdateItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.updateItems
+    public static let summary = "Replaces item payloads; items whose payload changed are reconfigured."
+    @Arg("{id, data} objects.") public var items: [Item]
+    public init() {}
+    public func edit() -> SnapshotEdit { .updateItems(items) }
+}
+
+/// A stored record only (the outline commands' flat form): a section's items replaced.
+public struct ReplaceItems: EditDeclaration {
+    public static let kind = EditCodec.Kind.replaceItems
+    public static let summary = "Replaces a section's items (stored records only)."
+    @Arg("The section.") public var section: String
+    @Arg("The items.") public var items: [Item]
+    public init() {}
+    public func edit() -> SnapshotEdit { .replaceItems(inSection: section, with: items) }
+}
+
+/// Where an edit puts items: before or after an existing item, exactly one of the two.
+public struct ItemPlacement: ArgumentGroup {
+    @Arg public var beforeItem: String?
+    @Arg public var afterItem: String?
+
+    /// The documentation instance; `verb` starts the summaries ("Insert", "Move").
+    public init(verb: String) {
+        _beforeItem = Arg("\(verb) before this item (or give afterItem).")
+        _afterItem = Arg("\(verb) after this item.")
+    }
+
+    func placement() throws(WireError) -> Placement {
+        try Placement.exactlyOne(before: beforeItem, after: afterItem, CodingKeys.beforeItem, CodingKeys.afterItem)
+    }
+}
+
+/// Where an edit puts sections: before or after an existing section, exactly one of the two.
+public struct SectionPlacement: ArgumentGroup {
+    @Arg var beforeSection: String?
+    @Arg var afterSection: String?
+
+    /// The documentation instance; `verb` starts the summaries ("Insert", "Move").
+    public init(verb: String) {
+        _beforeSection = Arg("\(verb) before this section (or give afterSection).")
+        _afterSection = Arg("\(verb) after this section.")
+    }
+
+    func placement() throws(WireError) -> Placement {
+        try Placement.exactlyOne(before: beforeSection, after: afterSection, CodingKeys.beforeSection, CodingKeys.afterSection)
+    }
+}
+
+extension Placement {
+    /// The one of two alternative arguments that was given.
+    static func exactlyOne(before: String?, after: String?, _ beforeName: some CodingKey, _ afterName: some CodingKey) throws(WireError) -> Placement {
+        switch (before, after) {
+        case (let destination?, nil): return .before(destination)
+        case (nil, let destination?): return .after(destination)
+        case (nil, nil):
+            throw WireError(.invalidArgument, "Missing argument \"\(beforeName.stringValue)\" or \"\(afterName.stringValue)\".")
+        default:
+            throw WireError(.invalidArgument, "Give either \"\(beforeName.stringValue)\" or \"\(afterName.stringValue)\", not both.")
+        }
+    }
+}
+
+extension EditCodec.Kind {
+    /// The declaration of the edit of this kind.
+    public var declaration: any EditDeclaration.Type {
+        switch self {
+        case .appendSections: AppendSections.self
+        case .insertSections: InsertSections.self
+        case .deleteSections: DeleteSections.self
+        case .moveSection: MoveSection.self
+        case .reloadSections: ReloadSections.self
+        case .updateSections: UpdateSections.self
+        case .appendItems: AppendItems.self
+        case .insertItems: InsertItems.self
+        case .deleteItems: DeleteItems.self
+        case .deleteAllItems: DeleteAllItems.self
+        case .moveItem: MoveItem.self
+        case .reloadItems: ReloadItems.self
+        case .reconfigureItems: ReconfigureItems.self
+        case .updateItems: UpdateItems.self
+        case .replaceItems: ReplaceItems.self
+        }
+    }
+}
