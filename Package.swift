@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 import PackageDescription
+import CompilerPluginSupport
 
 let package = Package(
     name: "listd",
@@ -45,6 +46,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
     ],
     targets: [
         .target(name: "DiffableCore"),
@@ -57,7 +59,15 @@ let package = Package(
             dependencies: ["DiffableCore"]
         ),
         .testTarget(name: "CellCoreTests", dependencies: ["CellCore", "DiffableCore"]),
-        .target(name: "ListWire", dependencies: ["DiffableCore"]),
+        .target(name: "ListWire", dependencies: ["DiffableCore", "ListMacros"]),
+        // `@ArgumentDecoding`: a declaration's arguments read in one pass, named once (by their properties).
+        .macro(
+            name: "ListMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
         // Compositional layouts: the description a data source holds, and the layout computed for a terminal.
         .target(name: "ListLayout", dependencies: ["DiffableCore"]),
         .testTarget(name: "ListLayoutTests", dependencies: ["ListLayout", "DiffableCore"]),

@@ -2,12 +2,12 @@ import DiffableCore
 
 /// A command's argument, declared once as a stored property of the command's type:
 /// `@Arg("The data source.") var dataSource: String` (an optional type: the argument may be left
-/// out). The property's name is the argument's name, for decoding (`ArgumentDecoder`, through the
-/// synthesized `CodingKeys`) and for `describe` (`ArgumentDocumentation.of(_:)`, through `Mirror`).
+/// out). The property's name is the argument's name, for decoding (`@ArgumentDecoding`) and for
+/// `describe` (`ArgumentDocumentation.of(_:)`, through `Mirror`).
 @propertyWrapper
-public struct Arg<Value: ArgumentValue>: Sendable, Decodable {
+public struct Arg<Value: ArgumentValue>: Sendable {
     /// The decoded value (`nil` only in the documentation instance).
-    private var value: Value?
+    @usableFromInline var value: Value?
     /// What the argument means, for `describe` (empty in a decoded instance).
     public let summary: String
     /// The type as `describe` names it, when `Value.wireType` does not say enough.
@@ -27,12 +27,10 @@ public struct Arg<Value: ArgumentValue>: Sendable, Decodable {
         set { value = newValue }
     }
 
-    /// Reads the argument the decoder is at (only `ArgumentDecoder` decodes arguments).
-    public init(from decoder: any Decoder) throws {
-        guard let decoder = decoder as? ArgumentDecoder else {
-            throw WireError(.internal, "Arguments are decoded by ArgumentDecoder only.")
-        }
-        value = try Value.read(decoder.currentName, from: &decoder.arguments)
+    /// Reads the argument `name` (what `@ArgumentDecoding` writes for each `@Arg`).
+    @inlinable
+    public init(reading name: String, from arguments: inout Arguments) throws(WireError) {
+        value = try Value.read(name, from: &arguments)
         summary = ""
         type = nil
         documentedAsRequired = false

@@ -1,81 +1,18 @@
-/// Decodes a declaration (a type whose stored properties are `@Arg`s, or groups of them) from a
-/// request's already parsed arguments, in one pass, in the order the properties are declared: what a
-/// type declares is what it reads, so an argument nobody declared is left unread and
-/// `Arguments.finish()` calls it unknown. Nested `Decodable` properties without a wrapper are groups
-/// (such as every mutation's target) and read their arguments from the same object.
-public final class ArgumentDecoder: Decoder {
-    /// The arguments being read (marked read as they are).
-    var arguments: Arguments
-    /// The name of the argument being decoded.
-    var currentName = ""
-
-    private init(_ arguments: Arguments) { self.arguments = arguments }
-
-    /// Decodes `type` from `arguments`, marking what it reads.
+/// A declaration (a command, a group of arguments, an edit): a type whose stored properties are its
+/// arguments (`@Arg`s) and groups of them. `@ArgumentDecoding` writes its `init(arguments:)`, which reads
+/// them in one pass, in declaration order, each under its property's name: what a type declares is what it
+/// reads, so an argument nobody declared is left unread and `Arguments.finish()` calls it unknown.
+public protocol ArgumentDecodable: Sendable {
+    /// Reads the declared arguments from a request's (marking what it reads).
     ///
-    /// - Throws: the first argument's error (`invalid-argument`), in declaration order.
-    public static func decode<T: Decodable>(_ type: T.Type, from arguments: inout Arguments) throws(WireError) -> T {
-        let decoder = ArgumentDecoder(Arguments([:]))
-        swap(&decoder.arguments, &arguments)
-        defer { swap(&decoder.arguments, &arguments) }
-        do {
-            return try T(from: decoder)
-        } catch let error as WireError {
-            throw error
-        } catch {
-            throw WireError(.internal, "\(error)")
-        }
-    }
-
-    public var codingPath: [any CodingKey] { [] }
-    public var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    public func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(ArgumentContainer<Key>(decoder: self))
-    }
-
-    public func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Self.notAnArgument }
-    public func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Self.notAnArgument }
-
-    static let notAnArgument = WireError(.internal, "A declaration's properties are arguments (@Arg) or groups of them.")
+    /// - Throws: the first bad argument's error (`invalid-argument`), in declaration order.
+    init(arguments: inout Arguments) throws(WireError)
 }
 
-/// The request object as a keyed container: every `decode` reads one argument (or a group, flat).
-struct ArgumentContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: ArgumentDecoder
-
-    var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { [] }
-    func contains(_ key: Key) -> Bool { true }
-
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        decoder.currentName = key.stringValue
-        return try T(from: decoder)
-    }
-
-    func decodeNil(forKey key: Key) throws -> Bool { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { throw ArgumentDecoder.notAnArgument }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { throw ArgumentDecoder.notAnArgument }
-
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        throw ArgumentDecoder.notAnArgument
-    }
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw ArgumentDecoder.notAnArgument }
-    func superDecoder() throws -> any Decoder { decoder }
-    func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
-}
+/// Writes a declaration's `init(arguments:)` (see `ArgumentDecodable`), and `ArgumentName`, the names of
+/// its `@Arg`s, for errors that name them.
+@attached(member, names: named(init(arguments:)), named(init), named(ArgumentName))
+public macro ArgumentDecoding() = #externalMacro(module: "ListMacros", type: "ArgumentDecodingMacro")
 
 /// One argument as `describe` documents it.
 public struct ArgumentDocumentation: Sendable, Equatable {
@@ -107,17 +44,15 @@ public struct ArgumentDocumentation: Sendable, Equatable {
 
 /// Arguments declared together and decoded flat, from the same request object as the declaration
 /// that holds them (such as every mutation's target, or a placement's two alternatives).
-public protocol ArgumentGroup: Decodable, Sendable {}
+public protocol ArgumentGroup: ArgumentDecodable {}
 
 /// A value a declaration works out from its arguments once they are decoded (in `validate`), kept for
 /// `run`: no argument, nothing decoded.
 @propertyWrapper
-public struct Prepared<Value: Sendable>: Sendable, Decodable {
+public struct Prepared<Value: Sendable>: Sendable {
     public var wrappedValue: Value?
 
     public init() { wrappedValue = nil }
-
-    public init(from decoder: any Decoder) throws { wrappedValue = nil }
 }
 
 /// What `ArgumentDocumentation` reads of an `Arg` whatever its value type.

@@ -27,7 +27,7 @@ public enum EditCodec {
     private static func decode<Declaration: EditDeclaration>(_ declaration: Declaration.Type, _ arguments: inout Arguments) throws(WireError)
         -> SnapshotEdit
     {
-        try ArgumentDecoder.decode(declaration, from: &arguments).edit()
+        try declaration.init(arguments: &arguments).edit()
     }
 
     /// Writes an edit's members, `cmd` first, inside an object the caller opened.

@@ -14,6 +14,7 @@ public protocol EditDeclaration: ArgumentGroup {
     func edit() throws(WireError) -> SnapshotEdit
 }
 
+@ArgumentDecoding
 public struct AppendSections: EditDeclaration {
     public static let kind = EditCodec.Kind.appendSections
     public static let summary = "Adds sections at the end (creates the data source if needed)."
@@ -22,6 +23,7 @@ public struct AppendSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .appendSections(sections) }
 }
 
+@ArgumentDecoding
 public struct InsertSections: EditDeclaration {
     public static let kind = EditCodec.Kind.insertSections
     public static let summary = "Inserts sections before or after an existing section."
@@ -31,6 +33,7 @@ public struct InsertSections: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .insertSections(sections, try placement.placement()) }
 }
 
+@ArgumentDecoding
 public struct DeleteSections: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteSections
     public static let summary = "Deletes sections with their items; unknown ones are ignored with a warning."
@@ -39,6 +42,7 @@ public struct DeleteSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteSections(sections) }
 }
 
+@ArgumentDecoding
 public struct MoveSection: EditDeclaration {
     public static let kind = EditCodec.Kind.moveSection
     public static let summary = "Moves a section before or after another."
@@ -48,6 +52,7 @@ public struct MoveSection: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .moveSection(section, try placement.placement()) }
 }
 
+@ArgumentDecoding
 public struct ReloadSections: EditDeclaration {
     public static let kind = EditCodec.Kind.reloadSections
     public static let summary = "Reloads sections (views dequeue their cells again)."
@@ -56,6 +61,7 @@ public struct ReloadSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .reloadSections(sections) }
 }
 
+@ArgumentDecoding
 public struct UpdateSections: EditDeclaration {
     public static let kind = EditCodec.Kind.updateSections
     public static let summary = "Replaces section payloads; changed sections are reloaded."
@@ -64,6 +70,7 @@ public struct UpdateSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .updateSections(sections) }
 }
 
+@ArgumentDecoding
 public struct AppendItems: EditDeclaration {
     public static let kind = EditCodec.Kind.appendItems
     public static let summary = "Appends items to a section, or to the last section; existing items are moved there with a warning."
@@ -73,6 +80,7 @@ public struct AppendItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .appendItems(items, toSection: toSection) }
 }
 
+@ArgumentDecoding
 public struct InsertItems: EditDeclaration {
     public static let kind = EditCodec.Kind.insertItems
     public static let summary = "Inserts items before or after an existing item, in its section."
@@ -82,6 +90,7 @@ public struct InsertItems: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .insertItems(items, try placement.placement()) }
 }
 
+@ArgumentDecoding
 public struct DeleteItems: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteItems
     public static let summary = "Deletes items; unknown ones are ignored with a warning."
@@ -90,6 +99,7 @@ public struct DeleteItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteItems(items) }
 }
 
+@ArgumentDecoding
 public struct DeleteAllItems: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteAllItems
     public static let summary = "Deletes every item and every section (as UIKit does)."
@@ -97,6 +107,7 @@ public struct DeleteAllItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteAllItems }
 }
 
+@ArgumentDecoding
 public struct MoveItem: EditDeclaration {
     public static let kind = EditCodec.Kind.moveItem
     public static let summary = "Moves an item before or after another item, possibly into another section."
@@ -106,6 +117,7 @@ public struct MoveItem: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .moveItem(item, try placement.placement()) }
 }
 
+@ArgumentDecoding
 public struct ReloadItems: EditDeclaration {
     public static let kind = EditCodec.Kind.reloadItems
     public static let summary = "Reloads items: views dequeue new cells for them."
@@ -114,6 +126,7 @@ public struct ReloadItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .reloadItems(items) }
 }
 
+@ArgumentDecoding
 public struct ReconfigureItems: EditDeclaration {
     public static let kind = EditCodec.Kind.reconfigureItems
     public static let summary = "Reconfigures items: views configure the same cells again."
@@ -122,6 +135,7 @@ public struct ReconfigureItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .reconfigureItems(items) }
 }
 
+@ArgumentDecoding
 public struct UpdateItems: EditDeclaration {
     public static let kind = EditCodec.Kind.updateItems
     public static let summary = "Replaces item payloads; items whose payload changed are reconfigured."
@@ -131,6 +145,7 @@ public struct UpdateItems: EditDeclaration {
 }
 
 /// A stored record only (the outline commands' flat form): a section's items replaced.
+@ArgumentDecoding
 public struct ReplaceItems: EditDeclaration {
     public static let kind = EditCodec.Kind.replaceItems
     public static let summary = "Replaces a section's items (stored records only)."
@@ -141,6 +156,7 @@ public struct ReplaceItems: EditDeclaration {
 }
 
 /// Where an edit puts items: before or after an existing item, exactly one of the two.
+@ArgumentDecoding
 public struct ItemPlacement: ArgumentGroup {
     @Arg public var beforeItem: String?
     @Arg public var afterItem: String?
@@ -152,11 +168,12 @@ public struct ItemPlacement: ArgumentGroup {
     }
 
     func placement() throws(WireError) -> Placement {
-        try Placement.exactlyOne(before: beforeItem, after: afterItem, CodingKeys.beforeItem, CodingKeys.afterItem)
+        try Placement.exactlyOne(before: beforeItem, after: afterItem, ArgumentName.beforeItem, ArgumentName.afterItem)
     }
 }
 
 /// Where an edit puts sections: before or after an existing section, exactly one of the two.
+@ArgumentDecoding
 public struct SectionPlacement: ArgumentGroup {
     @Arg var beforeSection: String?
     @Arg var afterSection: String?
@@ -168,20 +185,20 @@ public struct SectionPlacement: ArgumentGroup {
     }
 
     func placement() throws(WireError) -> Placement {
-        try Placement.exactlyOne(before: beforeSection, after: afterSection, CodingKeys.beforeSection, CodingKeys.afterSection)
+        try Placement.exactlyOne(before: beforeSection, after: afterSection, ArgumentName.beforeSection, ArgumentName.afterSection)
     }
 }
 
 extension Placement {
     /// The one of two alternative arguments that was given.
-    static func exactlyOne(before: String?, after: String?, _ beforeName: some CodingKey, _ afterName: some CodingKey) throws(WireError) -> Placement {
+    static func exactlyOne(before: String?, after: String?, _ beforeName: some RawRepresentable<String>, _ afterName: some RawRepresentable<String>) throws(WireError) -> Placement {
         switch (before, after) {
         case (let destination?, nil): return .before(destination)
         case (nil, let destination?): return .after(destination)
         case (nil, nil):
-            throw WireError(.invalidArgument, "Missing argument \"\(beforeName.stringValue)\" or \"\(afterName.stringValue)\".")
+            throw WireError(.invalidArgument, "Missing argument \"\(beforeName.rawValue)\" or \"\(afterName.rawValue)\".")
         default:
-            throw WireError(.invalidArgument, "Give either \"\(beforeName.stringValue)\" or \"\(afterName.stringValue)\", not both.")
+            throw WireError(.invalidArgument, "Give either \"\(beforeName.rawValue)\" or \"\(afterName.rawValue)\", not both.")
         }
     }
 }

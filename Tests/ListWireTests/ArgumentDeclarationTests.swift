@@ -4,7 +4,8 @@ import Testing
 @testable import ListWire
 
 /// A declaration as commands declare theirs: arguments, a group decoded flat, optional ones.
-private struct Sample: Decodable {
+@ArgumentDecoding
+private struct Sample: ArgumentDecodable {
     @Arg("The data source.") var dataSource: String
     var placement: ItemPlacement
     @Arg("How many.") var count: Count?
@@ -28,7 +29,7 @@ private struct Sample: Decodable {
 
     @Test func decodesInOnePassAndMarksWhatItRead() throws {
         var given = try arguments(#"{"cmd":"x","dataSource":"d","afterItem":"a","count":3,"items":["i",{"id":"j","data":1}]}"#)
-        let sample = try ArgumentDecoder.decode(Sample.self, from: &given)
+        let sample = try Sample(arguments: &given)
         #expect(sample.dataSource == "d" && sample.count?.value == 3 && sample.items?.map(\.id) == ["i", "j"])
         #expect(try sample.placement.placement() == .after("a"))
         try given.finish()
@@ -36,25 +37,25 @@ private struct Sample: Decodable {
 
     @Test func nullIsAbsentAndNotUnknown() throws {
         var given = try arguments(#"{"cmd":"x","dataSource":"d","count":null,"items":null,"beforeItem":"b"}"#)
-        let sample = try ArgumentDecoder.decode(Sample.self, from: &given)
+        let sample = try Sample(arguments: &given)
         #expect(sample.count == nil && sample.items == nil)
         try given.finish()
     }
 
     @Test func theFirstBadArgumentInDeclarationOrderIsTheError() throws {
         var given = try arguments(#"{"cmd":"x","count":-1}"#)
-        #expect { try ArgumentDecoder.decode(Sample.self, from: &given) } throws: {
+        #expect { try Sample(arguments: &given) } throws: {
             ($0 as? WireError)?.message == #"Missing argument "dataSource"."#
         }
         var negative = try arguments(#"{"cmd":"x","dataSource":"d","count":-1,"items":5}"#)
-        #expect { try ArgumentDecoder.decode(Sample.self, from: &negative) } throws: {
+        #expect { try Sample(arguments: &negative) } throws: {
             ($0 as? WireError)?.message == #"Argument "count" must be an integer from 0 to 9007199254740991."#
         }
     }
 
     @Test func anArgumentNobodyDeclaredStaysUnread() throws {
         var given = try arguments(#"{"cmd":"x","dataSource":"d","tosection":"s"}"#)
-        _ = try ArgumentDecoder.decode(Sample.self, from: &given)
+        _ = try Sample(arguments: &given)
         #expect { try given.finish() } throws: { ($0 as? WireError)?.message == #"Unknown argument "tosection"."# }
     }
 

@@ -2,12 +2,12 @@ import ListWire
 
 /// A command declared once, as a type: its stored properties are its arguments (`@Arg`s, and
 /// groups of them such as `MutationTarget`), decoded from the request in one pass and in declaration
-/// order (`ArgumentDecoder`); `describe`, PROTOCOL.md's tables and the unknown-argument check come from
+/// order (`@ArgumentDecoding`); `describe`, PROTOCOL.md's tables and the unknown-argument check come from
 /// the same declaration (`Command.init(_:)`, through a documentation instance made by `init()`).
 ///
 /// A request runs as: arguments decoded (the first bad one is the error) → `validate` (checks across
 /// arguments, or against the configuration) → arguments nobody declared rejected → `run`.
-protocol CommandDeclaration: Decodable, Sendable {
+protocol CommandDeclaration: ArgumentDecodable {
     /// Its name, what it does and the shape of its result, for `describe`.
     static var about: CommandAbout { get }
     /// What it does to the state that lasts (`.reads` unless it says otherwise).
@@ -46,6 +46,7 @@ extension MutationDeclaration {
 
 /// What every mutation reads first: the data source, the version it must be at, and whether views
 /// animate. Decoded flat, from the request's own members.
+@ArgumentDecoding
 struct MutationTarget: ArgumentGroup {
     @Arg("The data source.") var dataSource: String
     @Arg("Apply only if the data source is at this version (else version-conflict).") var ifVersion: Count?
@@ -66,7 +67,7 @@ extension Command {
             name: Declaration.about.name, summary: Declaration.about.summary, arguments: ArgumentDocumentation.of(Declaration()),
             result: Declaration.about.result, effect: Declaration.effect
         ) { arguments, context throws(WireError) in
-            var command = try ArgumentDecoder.decode(Declaration.self, from: &arguments)
+            var command = try Declaration(arguments: &arguments)
             try command.validate(context)
             return PreparedCommand(target: command.mutationTarget) { context throws(WireError) in try command.run(context) }
         }

@@ -6,6 +6,7 @@ import ListStore
 import ListWire
 
 /// `access`: what a user may do with a data source, and why.
+@ArgumentDecoding
 struct AccessQuery: CommandDeclaration {
     static let about = CommandAbout(
         "access",

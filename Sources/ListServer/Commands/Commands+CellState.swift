@@ -159,6 +159,7 @@ extension CommandRouter {
 }
 
 /// `setState`: a displayed cell's state changed, the cell configured again.
+@ArgumentDecoding
 struct SetStateCommand: CommandDeclaration {
     static let about = CommandAbout(
         "setState",

@@ -137,6 +137,7 @@ extension CommandRouter {
 }
 
 /// `register`: a cell registration (once, up front).
+@ArgumentDecoding
 struct RegisterCommand: CommandDeclaration {
     static let about = CommandAbout(
         "register", "Creates a cell registration (once, up front): its kind and how to configure a cell from an item.",
@@ -195,6 +196,7 @@ struct RegisterCommand: CommandDeclaration {
 }
 
 /// What `register` defines a registration with: the members of its stored definition.
+@ArgumentDecoding
 struct RegistrationDefinition: ArgumentGroup {
     @Arg("\"cell\" (default) or \"supplementary\".", type: "string") var kind: JSONValue?
     @Arg("For supplementary registrations: e.g. \"header\", \"footer\".", type: "string") var elementKind: JSONValue?
@@ -209,14 +211,15 @@ struct RegistrationDefinition: ArgumentGroup {
 
     /// The definition object: the members given, under their argument names.
     var json: JSONValue {
-        let members: [(CodingKeys, JSONValue?)] = [
+        let members: [(ArgumentName, JSONValue?)] = [
             (.kind, kind), (.elementKind, elementKind), (.contentConfiguration, contentConfiguration), (.background, background), (.accessories, accessories),
         ]
-        return .object(Dictionary(uniqueKeysWithValues: members.compactMap { key, value in value.map { (key.stringValue, $0) } }))
+        return .object(Dictionary(uniqueKeysWithValues: members.compactMap { key, value in value.map { (key.rawValue, $0) } }))
     }
 }
 
 /// `registration`: one registration, with its definition and cell counters.
+@ArgumentDecoding
 struct RegistrationQuery: CommandDeclaration {
     static let about = CommandAbout(
         "registration", "One registration: its kind, owner, definition and cell counters over all views.",
@@ -243,6 +246,7 @@ struct RegistrationQuery: CommandDeclaration {
 }
 
 /// `unregister`: a registration deleted, its pools drained.
+@ArgumentDecoding
 struct UnregisterCommand: CommandDeclaration {
     static let about = CommandAbout(
         "unregister", "Deletes a registration (the caller's own, or with owner another user's: administrators) and drains its reuse pools in every view.",
@@ -276,6 +280,7 @@ struct UnregisterCommand: CommandDeclaration {
 }
 
 /// The `owner` argument of the registration commands: a user name or uid.
+@ArgumentDecoding
 struct RegistrationOwner: ArgumentGroup {
     @Arg var owner: UserID?
 
@@ -295,6 +300,7 @@ struct UserID: JSONArgumentValue {
 }
 
 /// `setCellProvider` and `setSupplementaryProvider`: the rules that pick registrations.
+@ArgumentDecoding
 struct ProviderCommand<Kind: ProviderKind>: CommandDeclaration {
     static var about: CommandAbout { Kind.about }
     static var effect: Command.Effect { .mutates }
@@ -379,6 +385,7 @@ protocol ProviderKind: ArgumentGroup {
     var selectedElementKind: String? { get }
 }
 
+@ArgumentDecoding
 struct CellProviderKind: ProviderKind {
     static let about = CommandAbout(
         "setCellProvider", "Sets the rules that pick each item's registration: the first matching rule wins, then the default.",
@@ -387,6 +394,7 @@ struct CellProviderKind: ProviderKind {
     var selectedElementKind: String? { nil }
 }
 
+@ArgumentDecoding
 struct SupplementaryProviderKind: ProviderKind {
     static let about = CommandAbout(
         "setSupplementaryProvider", "Sets the rules that pick a supplementary registration for a section's element of one kind.",
@@ -397,6 +405,7 @@ struct SupplementaryProviderKind: ProviderKind {
 }
 
 /// `registrations`: every user's registrations.
+@ArgumentDecoding
 struct RegistrationsQuery: CommandDeclaration {
     static let about = CommandAbout(
         "registrations", "Lists every user's registrations with their owners, definitions and cell counters over all views.",
@@ -426,6 +435,7 @@ struct RegistrationsQuery: CommandDeclaration {
 }
 
 /// `styles`: every built-in style's defaults, which a view merges under a cell's content.
+@ArgumentDecoding
 struct StylesQuery: CommandDeclaration {
     static let about = CommandAbout(
         "styles",
@@ -447,6 +457,7 @@ struct StylesQuery: CommandDeclaration {
 }
 
 /// `cellProvider`: the rules as `setCellProvider` accepts them, to read back, copy or export.
+@ArgumentDecoding
 struct CellProviderQuery: CommandDeclaration {
     static let about = CommandAbout(
         "cellProvider",

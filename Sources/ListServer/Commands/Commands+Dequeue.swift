@@ -6,6 +6,7 @@ import ListStore
 import ListWire
 
 /// The arguments that name a view (dequeue, endDisplaying, setState, …).
+@ArgumentDecoding
 struct ViewTarget: ArgumentGroup {
     @Arg("A view: attached on this connection, or any attached view of that name.") var view: String
     @Arg("The view's data source, when several have a view of that name.") var dataSource: String?
@@ -137,6 +138,7 @@ final class RenderWork {
 }
 
 /// `dequeue`: configured cells for index paths of a view.
+@ArgumentDecoding
 struct DequeueCommand: CommandDeclaration {
     static let about = CommandAbout(
         "dequeue", "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
@@ -256,6 +258,7 @@ struct DequeueCommand: CommandDeclaration {
 }
 
 /// `dequeueSupplementary`: a configured supplementary view of a section.
+@ArgumentDecoding
 struct DequeueSupplementaryCommand: CommandDeclaration {
     static let about = CommandAbout(
         "dequeueSupplementary", "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
@@ -298,6 +301,7 @@ struct DequeueSupplementaryCommand: CommandDeclaration {
 }
 
 /// `endDisplaying`: cells that left the screen go back to their pools.
+@ArgumentDecoding
 struct EndDisplayingCommand: CommandDeclaration {
     static let about = CommandAbout(
         "endDisplaying", "Returns cells that left the screen to their registrations' reuse pools.", result: "{released}")

@@ -3,6 +3,7 @@ import ListEngine
 import ListWire
 
 /// `watchDisplay`: this connection gets a data source's display events (its owner's signal).
+@ArgumentDecoding
 struct WatchDisplayCommand: CommandDeclaration {
     static let about = CommandAbout(
         "watchDisplay",
@@ -50,6 +51,7 @@ struct WatchDisplayCommand: CommandDeclaration {
 }
 
 /// `prefetch`: a view says what it is about to show.
+@ArgumentDecoding
 struct PrefetchCommand: CommandDeclaration {
     static let about = CommandAbout(
         "prefetch", "A view says which index paths it is about to show (UIKit's prefetchItemsAt): watchers get them as prefetch.",

@@ -23,6 +23,7 @@ let eventCatalog: [(name: String, summary: String)] = [
 ]
 
 /// `hello`: who the client is, which protocol it speaks; a plugin says what it configures.
+@ArgumentDecoding
 struct HelloCommand: CommandDeclaration {
     static let about = CommandAbout(
         "hello", "Says who the client is and checks the protocol version.", result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}")
@@ -81,6 +82,7 @@ struct HelloCommand: CommandDeclaration {
 }
 
 /// `ping`: answered at once.
+@ArgumentDecoding
 struct PingCommand: CommandDeclaration {
     static let about = CommandAbout("ping", "Answers at once.", result: "{}")
     static var effect: Command.Effect { .independentOfStore }
@@ -91,6 +93,7 @@ struct PingCommand: CommandDeclaration {
 }
 
 /// `describe`: every command with its arguments (from their declarations), error code and event.
+@ArgumentDecoding
 struct DescribeCommand: CommandDeclaration {
     static let about = CommandAbout(
         "describe", "Lists every command with its arguments, every error code and every event.",
@@ -142,6 +145,7 @@ struct DescribeCommand: CommandDeclaration {
 }
 
 /// `stats`: the counters.
+@ArgumentDecoding
 struct StatsCommand: CommandDeclaration {
     static let about = CommandAbout(
         "stats",

@@ -5,6 +5,7 @@ import ListStore
 import ListWire
 
 /// `setLayout`: the data source's compositional layout, rendered by every view.
+@ArgumentDecoding
 struct SetLayoutCommand: CommandDeclaration {
     static let about = CommandAbout(
         "setLayout",
@@ -42,6 +43,7 @@ extension LayoutDescription: JSONArgumentValue {
 }
 
 /// `layout`: the data source's layout.
+@ArgumentDecoding
 struct LayoutQuery: CommandDeclaration {
     static let about = CommandAbout("layout", "The data source's layout (a plain list in every section until setLayout).", result: "{dataSource, layout}")
     @Arg("The data source.") var dataSource: String

@@ -6,6 +6,7 @@ import ListWire
 /// A snapshot-vocabulary command (`appendItems`, `moveSection`…): the mutation's target, then the
 /// edit's own arguments, declared once in `EditDeclarations.swift` (shared with `batch`'s operations
 /// and the stored log).
+@ArgumentDecoding
 struct EditMutation<Edit: EditDeclaration>: MutationDeclaration {
     var target: MutationTarget
     var edit: Edit
@@ -34,6 +35,7 @@ extension EditCodec.Kind {
 }
 
 /// `apply`: replace the whole snapshot; the changes are the diff (or "reload everything").
+@ArgumentDecoding
 struct ApplyCommand: MutationDeclaration {
     static let about = CommandAbout(
         "apply", "Replaces the data source's snapshot (creating the data source if needed) and returns the diff.",
@@ -82,6 +84,7 @@ struct ApplyCommand: MutationDeclaration {
 }
 
 /// `batch`: several snapshot edits as one transaction.
+@ArgumentDecoding
 struct BatchCommand: MutationDeclaration {
     static let about = CommandAbout(
         "batch", "Applies several mutations as one transaction: one version, one changes value, all or nothing.",

@@ -4,6 +4,7 @@ import ListStore
 import ListWire
 
 /// `applySectionSnapshot`: a section's outline stored whole.
+@ArgumentDecoding
 struct ApplySectionSnapshotCommand: MutationDeclaration {
     static let about = CommandAbout(
         "applySectionSnapshot", "Stores an outline for a section; the section's items become its visible items (as UIKit).",
@@ -23,6 +24,7 @@ struct ApplySectionSnapshotCommand: MutationDeclaration {
 }
 
 /// `expand` and `collapse`: outline items shown or hidden with their descendants.
+@ArgumentDecoding
 struct ExpansionCommand<Direction: ExpansionDirection>: MutationDeclaration {
     static var about: CommandAbout {
         Direction.expands

@@ -221,6 +221,7 @@ extension CommandRouter {
 }
 
 /// `configured`: a plugin's answer to a configure event.
+@ArgumentDecoding
 struct ConfiguredCommand: CommandDeclaration {
     static let about = CommandAbout(
         "configured", "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.",

@@ -4,6 +4,7 @@ import ListStore
 import ListWire
 
 /// `createDataSource`: an empty data source.
+@ArgumentDecoding
 struct CreateDataSourceCommand: CommandDeclaration {
     static let about = CommandAbout("createDataSource", "Creates an empty data source.", result: "{dataSource, version}")
     static var effect: Command.Effect { .mutates }
@@ -19,6 +20,7 @@ struct CreateDataSourceCommand: CommandDeclaration {
 }
 
 /// `dropDataSource`: a data source deleted, its views told.
+@ArgumentDecoding
 struct DropDataSourceCommand: CommandDeclaration {
     static let about = CommandAbout(
         "dropDataSource", "Deletes a data source; its views get a `dropped` event and are detached.", result: "{dataSource, version}")
@@ -33,6 +35,7 @@ struct DropDataSourceCommand: CommandDeclaration {
 }
 
 /// `listDataSources`: what this connection's user may read.
+@ArgumentDecoding
 struct ListDataSourcesCommand: CommandDeclaration {
     static let about = CommandAbout(
         "listDataSources", "Lists the data sources this connection's user may read, with their versions, sizes, owners and the user's access.",
@@ -66,6 +69,7 @@ struct ListDataSourcesCommand: CommandDeclaration {
 }
 
 /// `snapshot`: every section with its items, or a window of one section's items.
+@ArgumentDecoding
 struct SnapshotQuery: CommandDeclaration {
     static let about = CommandAbout(
         "snapshot", "The snapshot: every section with its items, or one section's items from offset (at most limit).",
@@ -111,6 +115,7 @@ struct SnapshotQuery: CommandDeclaration {
 }
 
 /// `sectionSnapshot`: a section as an outline, or one item's subtree.
+@ArgumentDecoding
 struct SectionSnapshotQuery: CommandDeclaration {
     static let about = CommandAbout(
         "sectionSnapshot", "A section as an outline: the stored section snapshot, or its items as a flat one; or one item's subtree.",
@@ -149,6 +154,7 @@ struct SectionSnapshotQuery: CommandDeclaration {
 }
 
 /// `numberOfSections`.
+@ArgumentDecoding
 struct NumberOfSectionsQuery: CommandDeclaration {
     static let about = CommandAbout("numberOfSections", "The number of sections.", result: "{version, count}")
     @Arg("The data source.") var dataSource: String
@@ -162,6 +168,7 @@ struct NumberOfSectionsQuery: CommandDeclaration {
 }
 
 /// `numberOfItems`: in all sections or in one.
+@ArgumentDecoding
 struct NumberOfItemsQuery: CommandDeclaration {
     static let about = CommandAbout("numberOfItems", "The number of items, in all sections or in one.", result: "{version, count}")
     @Arg("The data source.") var dataSource: String
@@ -182,6 +189,7 @@ struct NumberOfItemsQuery: CommandDeclaration {
 /// UIKit's look-ups (`itemIdentifier`, `indexPath`, `sectionIdentifier`, `index`): one value found by
 /// a key, or (`nullIfMissing`, as UIKit's optionals) null when it is not there; the data source itself
 /// must exist.
+@ArgumentDecoding
 struct LookUpQuery<Key: LookUpKey>: CommandDeclaration {
     static var about: CommandAbout { Key.about }
     @Arg("The data source.") var dataSource: String
@@ -211,6 +219,7 @@ protocol LookUpKey: ArgumentGroup {
     func missing() -> WireError
 }
 
+@ArgumentDecoding
 struct ItemAtIndexPath: LookUpKey {
     static let about = CommandAbout("itemIdentifier", "The item at an index path.", result: "{version, item}")
     static let resultMember = "item"
@@ -219,6 +228,7 @@ struct ItemAtIndexPath: LookUpKey {
     func missing() -> WireError { WireError(.indexOutOfRange, "There is no item at \(indexPath).") }
 }
 
+@ArgumentDecoding
 struct IndexPathOfItem: LookUpKey {
     static let about = CommandAbout("indexPath", "The index path of an item.", result: "{version, indexPath}")
     static let resultMember = "indexPath"
@@ -227,6 +237,7 @@ struct IndexPathOfItem: LookUpKey {
     func missing() -> WireError { WireError(.itemNotFound, "Item \"\(item)\" does not exist.") }
 }
 
+@ArgumentDecoding
 struct SectionAtIndex: LookUpKey {
     static let about = CommandAbout("sectionIdentifier", "The section at an index.", result: "{version, section}")
     static let resultMember = "section"
@@ -235,6 +246,7 @@ struct SectionAtIndex: LookUpKey {
     func missing() -> WireError { WireError(.indexOutOfRange, "There is no section at \(index.value).") }
 }
 
+@ArgumentDecoding
 struct IndexOfSection: LookUpKey {
     static let about = CommandAbout("index", "The index of a section.", result: "{version, index}")
     static let resultMember = "index"
@@ -244,6 +256,7 @@ struct IndexOfSection: LookUpKey {
 }
 
 /// `item`: an item's payload, position and section.
+@ArgumentDecoding
 struct ItemQuery: CommandDeclaration {
     static let about = CommandAbout("item", "An item's payload, position and section.", result: "{version, item, data, indexPath, section}")
     @Arg("The data source.") var dataSource: String

@@ -73,6 +73,7 @@ enum SectionSnapshotEdit {
 }
 
 /// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
+@ArgumentDecoding
 struct EditSectionSnapshotCommand: MutationDeclaration {
     static let about = CommandAbout(
         "editSectionSnapshot", "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.",
@@ -128,6 +129,7 @@ struct EditSectionSnapshotCommand: MutationDeclaration {
 
 /// `outlineItem`: where an item sits in its section's outline (UIKit's parent, level, isExpanded,
 /// isVisible, and the children).
+@ArgumentDecoding
 struct OutlineItemQuery: CommandDeclaration {
     static let about = CommandAbout(
         "outlineItem", "An item's place in a section's outline: its parent, level, children, and whether it is expanded and visible.",

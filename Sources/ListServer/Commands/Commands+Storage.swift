@@ -2,6 +2,7 @@ import ListDurability
 import ListWire
 
 /// `backup`: a consistent copy of the stored state (administrators only).
+@ArgumentDecoding
 struct BackupCommand: CommandDeclaration {
     static let about = CommandAbout(
         "backup",

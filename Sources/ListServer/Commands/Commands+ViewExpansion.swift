@@ -6,6 +6,7 @@ import ListWire
 /// Expansion per view: a data source whose expansion scope is `perView` lets each view expand and
 /// collapse outline items in its own view, with read access (see `ViewExpansion`).
 /// `setExpansionScope`: whose outline expansion a data source's views show.
+@ArgumentDecoding
 struct SetExpansionScopeCommand: CommandDeclaration {
     static let about = CommandAbout(
         "setExpansionScope",
@@ -42,6 +43,7 @@ extension ExpansionScope: JSONArgumentValue {
 }
 
 /// `expandInView` and `collapseInView`: outline items expanded or collapsed in one view only.
+@ArgumentDecoding
 struct ViewExpansionCommand<Direction: ExpansionDirection>: CommandDeclaration {
     static var about: CommandAbout {
         CommandAbout(

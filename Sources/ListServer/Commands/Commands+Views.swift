@@ -3,6 +3,7 @@ import ListStore
 import ListWire
 
 /// `attach`: this connection becomes a view of a data source.
+@ArgumentDecoding
 struct AttachCommand: CommandDeclaration {
     static let about = CommandAbout(
         "attach",
@@ -114,6 +115,7 @@ struct AttachCommand: CommandDeclaration {
 }
 
 /// `detach`: a view of this connection, or all its views of a data source, detached.
+@ArgumentDecoding
 struct DetachCommand: CommandDeclaration {
     static let about = CommandAbout(
         "detach", "Detaches a view of this connection (by name), or all its views of a data source.", result: "{detached: [view]}")

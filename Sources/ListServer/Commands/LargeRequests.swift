@@ -92,7 +92,7 @@ struct ApplyInput: Sendable {
         guard request.command == ApplyCommand.about.name else { return nil }
         // Decoded as the command decodes them (`null` is absent); a wrong type is left to the command.
         var arguments = request.arguments
-        guard let apply = try? ArgumentDecoder.decode(ApplyCommand.self, from: &arguments) else { return nil }
+        guard let apply = try? ApplyCommand(arguments: &arguments) else { return nil }
         dataSource = apply.target.dataSource
         sections = apply.snapshot.sections
         reloadData = apply.reloadData ?? false
