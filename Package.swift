@@ -1,6 +1,5 @@
 // swift-tools-version:6.0
 import PackageDescription
-import CompilerPluginSupport
 
 let package = Package(
     name: "listd",
@@ -46,7 +45,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
     ],
     targets: [
         .target(name: "DiffableCore"),
@@ -59,19 +57,13 @@ let package = Package(
             dependencies: ["DiffableCore"]
         ),
         .testTarget(name: "CellCoreTests", dependencies: ["CellCore", "DiffableCore"]),
-        .target(name: "ListWire", dependencies: ["DiffableCore", "ListMacros"]),
-        // `@ArgumentDecoding`: a declaration's arguments read in one pass, named once (by their properties).
-        .macro(
-            name: "ListMacros",
-            dependencies: [
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-            ]
-        ),
+        .target(name: "ListWire", dependencies: ["DiffableCore"], plugins: ["GenerateArgumentDecoding"]),
+        // Writes each declaration's `init(arguments:)` at build time (scripts/generate-argument-decoding).
+        .plugin(name: "GenerateArgumentDecoding", capability: .buildTool(), path: "Sources/GenerateArgumentDecoding"),
         // Compositional layouts: the description a data source holds, and the layout computed for a terminal.
         .target(name: "ListLayout", dependencies: ["DiffableCore"]),
         .testTarget(name: "ListLayoutTests", dependencies: ["ListLayout", "DiffableCore"]),
-        .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"]),
+        .testTarget(name: "ListWireTests", dependencies: ["ListWire", "DiffableCore", "TestSupport"], plugins: ["GenerateArgumentDecoding"]),
         // The state that lasts and its one commit path: typed changes applied all or nothing. No I/O.
         .target(name: "ListStore", dependencies: ["DiffableCore", "CellCore", "ListLayout", "ListWire"]),
         // The one writer of the state: the model, the served data sources and their retained events, every
@@ -130,7 +122,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            plugins: ["GenerateArgumentDecoding"]
         ),
         // A server on an embedded event loop (no socket, no threads): the whole command path in process.
         .target(

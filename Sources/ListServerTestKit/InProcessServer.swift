@@ -42,14 +42,14 @@ public final class InProcessServer {
         self.init(configuration: configuration, logger: logger)
         let state = self.state
         try state.engine.load(store.load())
-        state.pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger, inline: true) {
+        state.storage.pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger, inline: true) {
             [unowned state] undone in state.react(to: undone)
         }
     }
 
     /// Writes what is open, syncs and closes the store (a durable server); the server is not used after.
     public func closeStore() {
-        guard let pipeline = state.pipeline else { return }
+        guard let pipeline = state.storage.pipeline else { return }
         loop.run()
         pipeline.writer.shutdown {}
         try? pipeline.store.sync()
@@ -57,7 +57,7 @@ public final class InProcessServer {
     }
 
     /// Whether every change is written (or undone): no mutation is in flight.
-    public var isIdle: Bool { state.pipeline?.isIdle ?? true }
+    public var isIdle: Bool { state.storage.pipeline?.isIdle ?? true }
 
     /// A new client connection, connected and active, as `identity` (default: the process's own, which
     /// the access policy treats as an administrator).

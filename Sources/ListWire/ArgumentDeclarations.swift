@@ -2,12 +2,12 @@ import DiffableCore
 
 /// A command's argument, declared once as a stored property of the command's type:
 /// `@Arg("The data source.") var dataSource: String` (an optional type: the argument may be left
-/// out). The property's name is the argument's name, for decoding (`@ArgumentDecoding`) and for
+/// out). The property's name is the argument's name, for decoding (the `init(arguments:)` scripts/generate-argument-decoding writes) and for
 /// `describe` (`ArgumentDocumentation.of(_:)`, through `Mirror`).
 @propertyWrapper
 public struct Arg<Value: ArgumentValue>: Sendable {
     /// The decoded value (`nil` only in the documentation instance).
-    @usableFromInline var value: Value?
+    private var value: Value?
     /// What the argument means, for `describe` (empty in a decoded instance).
     public let summary: String
     /// The type as `describe` names it, when `Value.wireType` does not say enough.
@@ -27,13 +27,21 @@ public struct Arg<Value: ArgumentValue>: Sendable {
         set { value = newValue }
     }
 
-    /// Reads the argument `name` (what `@ArgumentDecoding` writes for each `@Arg`).
-    @inlinable
-    public init(reading name: String, from arguments: inout Arguments) throws(WireError) {
-        value = try Value.read(name, from: &arguments)
+    /// An argument declared as `@Arg var name: T`, whose summary the documentation initializer of the
+    /// type that declares it gives (a summary made from parts, such as a placement's verb).
+    public init() {
         summary = ""
         type = nil
         documentedAsRequired = false
+    }
+}
+
+extension Arguments {
+    /// Reads the argument `name` as the type it is declared with (what the generated
+    /// `init(arguments:)` does for each `@Arg`).
+    @inlinable
+    public mutating func read<Value: ArgumentValue>(_ name: String) throws(WireError) -> Value {
+        try Value.read(name, from: &self)
     }
 }
 

@@ -1,5 +1,5 @@
 /// A declaration (a command, a group of arguments, an edit): a type whose stored properties are its
-/// arguments (`@Arg`s) and groups of them. `@ArgumentDecoding` writes its `init(arguments:)`, which reads
+/// arguments (`@Arg`s) and groups of them. scripts/generate-argument-decoding writes its `init(arguments:)`, which reads
 /// them in one pass, in declaration order, each under its property's name: what a type declares is what it
 /// reads, so an argument nobody declared is left unread and `Arguments.finish()` calls it unknown.
 public protocol ArgumentDecodable: Sendable {
@@ -8,11 +8,6 @@ public protocol ArgumentDecodable: Sendable {
     /// - Throws: the first bad argument's error (`invalid-argument`), in declaration order.
     init(arguments: inout Arguments) throws(WireError)
 }
-
-/// Writes a declaration's `init(arguments:)` (see `ArgumentDecodable`), and `ArgumentName`, the names of
-/// its `@Arg`s, for errors that name them.
-@attached(member, names: named(init(arguments:)), named(init), named(ArgumentName))
-public macro ArgumentDecoding() = #externalMacro(module: "ListMacros", type: "ArgumentDecodingMacro")
 
 /// One argument as `describe` documents it.
 public struct ArgumentDocumentation: Sendable, Equatable {

@@ -14,7 +14,6 @@ public protocol EditDeclaration: ArgumentGroup {
     func edit() throws(WireError) -> SnapshotEdit
 }
 
-@ArgumentDecoding
 public struct AppendSections: EditDeclaration {
     public static let kind = EditCodec.Kind.appendSections
     public static let summary = "Adds sections at the end (creates the data source if needed)."
@@ -23,7 +22,6 @@ public struct AppendSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .appendSections(sections) }
 }
 
-@ArgumentDecoding
 public struct InsertSections: EditDeclaration {
     public static let kind = EditCodec.Kind.insertSections
     public static let summary = "Inserts sections before or after an existing section."
@@ -33,7 +31,6 @@ public struct InsertSections: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .insertSections(sections, try placement.placement()) }
 }
 
-@ArgumentDecoding
 public struct DeleteSections: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteSections
     public static let summary = "Deletes sections with their items; unknown ones are ignored with a warning."
@@ -42,7 +39,6 @@ public struct DeleteSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteSections(sections) }
 }
 
-@ArgumentDecoding
 public struct MoveSection: EditDeclaration {
     public static let kind = EditCodec.Kind.moveSection
     public static let summary = "Moves a section before or after another."
@@ -52,7 +48,6 @@ public struct MoveSection: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .moveSection(section, try placement.placement()) }
 }
 
-@ArgumentDecoding
 public struct ReloadSections: EditDeclaration {
     public static let kind = EditCodec.Kind.reloadSections
     public static let summary = "Reloads sections (views dequeue their cells again)."
@@ -61,7 +56,6 @@ public struct ReloadSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .reloadSections(sections) }
 }
 
-@ArgumentDecoding
 public struct UpdateSections: EditDeclaration {
     public static let kind = EditCodec.Kind.updateSections
     public static let summary = "Replaces section payloads; changed sections are reloaded."
@@ -70,7 +64,6 @@ public struct UpdateSections: EditDeclaration {
     public func edit() -> SnapshotEdit { .updateSections(sections) }
 }
 
-@ArgumentDecoding
 public struct AppendItems: EditDeclaration {
     public static let kind = EditCodec.Kind.appendItems
     public static let summary = "Appends items to a section, or to the last section; existing items are moved there with a warning."
@@ -80,7 +73,6 @@ public struct AppendItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .appendItems(items, toSection: toSection) }
 }
 
-@ArgumentDecoding
 public struct InsertItems: EditDeclaration {
     public static let kind = EditCodec.Kind.insertItems
     public static let summary = "Inserts items before or after an existing item, in its section."
@@ -90,7 +82,6 @@ public struct InsertItems: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .insertItems(items, try placement.placement()) }
 }
 
-@ArgumentDecoding
 public struct DeleteItems: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteItems
     public static let summary = "Deletes items; unknown ones are ignored with a warning."
@@ -99,7 +90,6 @@ public struct DeleteItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteItems(items) }
 }
 
-@ArgumentDecoding
 public struct DeleteAllItems: EditDeclaration {
     public static let kind = EditCodec.Kind.deleteAllItems
     public static let summary = "Deletes every item and every section (as UIKit does)."
@@ -107,7 +97,6 @@ public struct DeleteAllItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .deleteAllItems }
 }
 
-@ArgumentDecoding
 public struct MoveItem: EditDeclaration {
     public static let kind = EditCodec.Kind.moveItem
     public static let summary = "Moves an item before or after another item, possibly into another section."
@@ -117,7 +106,6 @@ public struct MoveItem: EditDeclaration {
     public func edit() throws(WireError) -> SnapshotEdit { .moveItem(item, try placement.placement()) }
 }
 
-@ArgumentDecoding
 public struct ReloadItems: EditDeclaration {
     public static let kind = EditCodec.Kind.reloadItems
     public static let summary = "Reloads items: views dequeue new cells for them."
@@ -126,7 +114,6 @@ public struct ReloadItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .reloadItems(items) }
 }
 
-@ArgumentDecoding
 public struct ReconfigureItems: EditDeclaration {
     public static let kind = EditCodec.Kind.reconfigureItems
     public static let summary = "Reconfigures items: views configure the same cells again."
@@ -135,7 +122,6 @@ public struct ReconfigureItems: EditDeclaration {
     public func edit() -> SnapshotEdit { .reconfigureItems(items) }
 }
 
-@ArgumentDecoding
 public struct UpdateItems: EditDeclaration {
     public static let kind = EditCodec.Kind.updateItems
     public static let summary = "Replaces item payloads; items whose payload changed are reconfigured."
@@ -145,7 +131,6 @@ public struct UpdateItems: EditDeclaration {
 }
 
 /// A stored record only (the outline commands' flat form): a section's items replaced.
-@ArgumentDecoding
 public struct ReplaceItems: EditDeclaration {
     public static let kind = EditCodec.Kind.replaceItems
     public static let summary = "Replaces a section's items (stored records only)."
@@ -156,7 +141,6 @@ public struct ReplaceItems: EditDeclaration {
 }
 
 /// Where an edit puts items: before or after an existing item, exactly one of the two.
-@ArgumentDecoding
 public struct ItemPlacement: ArgumentGroup {
     @Arg public var beforeItem: String?
     @Arg public var afterItem: String?
@@ -173,7 +157,6 @@ public struct ItemPlacement: ArgumentGroup {
 }
 
 /// Where an edit puts sections: before or after an existing section, exactly one of the two.
-@ArgumentDecoding
 public struct SectionPlacement: ArgumentGroup {
     @Arg var beforeSection: String?
     @Arg var afterSection: String?

@@ -128,7 +128,7 @@ struct ConnectionHandlerTests {
         #expect(replies.map { $0.value(atPath: "error.code") } == ["invalid-json", nil])
         #expect(replies.last == ["id": 2, "ok": true, "result": [:]])
         #expect(connection.channel.isActive)
-        #expect(connection.state.errorCounts["invalid-json"] == 3)
+        #expect(connection.state.stats.errorCounts["invalid-json"] == 3)
         #expect(try connection.finish())
     }
 
@@ -185,7 +185,7 @@ struct ConnectionHandlerTests {
         #expect(replies.last?["ok"] == false && replies.last?["id"] == nil)
         #expect(replies.last?.value(atPath: "error.code") == "line-too-long")
         #expect(replies.last?.value(atPath: "error.message")?.stringValue?.contains("32 bytes") == true)
-        #expect(connection.state.errorCounts["line-too-long"] == 1)
+        #expect(connection.state.stats.errorCounts["line-too-long"] == 1)
         #expect(!connection.channel.isActive)
         // Once the loop turns, the handler has left the pipeline and the server's connections.
         connection.channel.embeddedEventLoop.run()

@@ -32,7 +32,7 @@ private final class FollowingState: @unchecked Sendable {
             let pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger) { [unowned state] undone in
                 state.react(to: undone)
             }
-            state.pipeline = pipeline
+            state.storage.pipeline = pipeline
             state.follow(store, pipeline: pipeline, loop: loop)
             stateValue = state
         }.wait()
@@ -62,8 +62,8 @@ private final class FollowingState: @unchecked Sendable {
     }
 
     func close() throws {
-        try onLoop { state in state.follower?.store.stopFollowing() }
-        let (writer, background, reader) = try onLoop { state in (state.pipeline!.writer!, state.pipeline!.background, state.follower!.reader) }
+        try onLoop { state in state.storage.follower?.store.stopFollowing() }
+        let (writer, background, reader) = try onLoop { state in (state.storage.pipeline!.writer!, state.storage.pipeline!.background, state.storage.follower!.reader) }
         try reader.syncShutdownGracefully()
         try background?.syncShutdownGracefully()
         let ended = DispatchSemaphore(value: 0)
@@ -84,7 +84,7 @@ struct StoreFollowerTests {
         for index in 0..<5 { following.store.commitAsOther("d", append("o\(index)")) }
         try waitUntil("the five changes") { try following.served("d")?.version == 6 }
         #expect(try following.served("d")?.items == ["o0", "o1", "o2", "o3", "o4"])
-        #expect(try following.onLoop { $0.follower!.changesFollowed } == 5)
+        #expect(try following.onLoop { $0.storage.follower!.changesFollowed } == 5)
         try following.close()
     }
 
@@ -98,7 +98,7 @@ struct StoreFollowerTests {
         try waitUntil("the read to fail") { following.store.readsFailed >= 1 }
         following.store.healReads()
         try waitUntil("the change, with no other notice") { try following.served("d")?.items == ["late"] }
-        #expect(try following.onLoop { $0.follower!.readFailures } >= 1)
+        #expect(try following.onLoop { $0.storage.follower!.readFailures } >= 1)
         try following.close()
     }
 
@@ -114,7 +114,7 @@ struct StoreFollowerTests {
         // Undone in memory, then caught up before the failure was answered (the router runs it again then).
         #expect(try following.served("d")?.items == ["theirs"])
         #expect(try following.onLoop { state in state.model.dataSources["d"]!.version } == 2)
-        #expect(try following.onLoop { state in state.pipeline!.conflicts } == 1)
+        #expect(try following.onLoop { state in state.storage.pipeline!.conflicts } == 1)
         try following.close()
     }
 

@@ -4,8 +4,7 @@ import Testing
 @testable import ListWire
 
 /// A declaration as commands declare theirs: arguments, a group decoded flat, optional ones.
-@ArgumentDecoding
-private struct Sample: ArgumentDecodable {
+struct Sample: ArgumentDecodable {
     @Arg("The data source.") var dataSource: String
     var placement: ItemPlacement
     @Arg("How many.") var count: Count?

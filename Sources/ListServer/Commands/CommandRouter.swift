@@ -126,10 +126,9 @@ struct CommandRouter: Sendable {
         commandOrder = all.map(\.name)
     }
 
-
     func handle(line: UnsafeRawBufferPointer, connection: ConnectionHandler) -> CommandResult {
-        connection.currentCommand = ""
-        if line.count >= Self.largeRequestBytes, let pool = connection.state.largeRequests, let loop = connection.eventLoop {
+        connection.client.currentCommand = ""
+        if line.count >= Self.largeRequestBytes, let pool = connection.state.storage.largeRequests, let loop = connection.eventLoop {
             return handleLarge([UInt8](line), connection: connection, pool: pool, loop: loop)
         }
         // The one-pass decoder takes well-formed requests (the path every small request takes).
@@ -161,20 +160,20 @@ struct CommandRouter: Sendable {
                 WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
                 connection: connection)
         }
-        if command.effect == .mutates, let reason = state.pipeline?.unavailableReason {
+        if command.effect == .mutates, let reason = state.storage.pipeline?.unavailableReason {
             // The store cannot be read: a change could not be stored. Reads go on (memory holds only
             // what was stored: failed writes are undone in memory).
             return fail(id: request.echoedID, WireError(.storageFailed, reason), connection: connection)
         }
-        if command.effect != .independentOfStore, let pipeline = state.pipeline, pipeline.mustPark(mutation: command.effect == .mutates) {
+        if command.effect != .independentOfStore, let pipeline = state.storage.pipeline, pipeline.mustPark(mutation: command.effect == .mutates) {
             // A group of changes is being made durable: run this request once it is.
             let deferred = Deferred<CommandResult>()
             let copy = [UInt8](line)
             pipeline.park { deferred.resolve(copy.withUnsafeBytes { self.handle(line: $0, connection: connection) }) }
             return CommandResult(reply: .encoded([]), deferred: deferred)
         }
-        state.countCommand(command.index)
-        connection.currentCommand = command.name
+        state.stats.countCommand(command.index)
+        connection.client.currentCommand = command.name
         if state.isShuttingDown {
             return fail(id: request.echoedID, WireError(.shuttingDown, "listd is stopping and accepts no new requests."), connection: connection)
         }
@@ -223,10 +222,10 @@ struct CommandRouter: Sendable {
             WireError(
                 .versionNotReached,
                 "Data source \"\(name)\" is \(held.map { "at version \($0)" } ?? "not served") here, not yet at \(version)"
-                    + (state.follower == nil ? "; no other instance shares this listd's store." : " after waiting \(Self.minimumVersionWait.nanoseconds / 1_000_000_000) s."),
+                    + (state.storage.follower == nil ? "; no other instance shares this listd's store." : " after waiting \(Self.minimumVersionWait.nanoseconds / 1_000_000_000) s."),
                 details: ["version": held.map { .int($0) } ?? .null])
         }
-        guard let follower = state.follower, let loop = connection.eventLoop else {
+        guard let follower = state.storage.follower, let loop = connection.eventLoop else {
             return fail(id: request.echoedID, notReached(state.visibleDataSource(name, to: connection)?.version), connection: connection)
         }
         let deferred = Deferred<CommandResult>()
@@ -288,7 +287,7 @@ struct CommandRouter: Sendable {
         do {
             execution = try run(context)
         } catch {
-            guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.follower,
+            guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.storage.follower,
                 let name = target?.dataSource, let expected = target?.expectedVersion,
                 let dataSource = context.state.visibleDataSource(name, to: context.connection), expected > dataSource.version
             else { throw error }
@@ -300,7 +299,7 @@ struct CommandRouter: Sendable {
             waiting.deferred = retried
             return waiting
         }
-        guard retries > 0, context.state.follower != nil, execution.awaitsStorage, let durable = execution.deferred else { return execution }
+        guard retries > 0, context.state.storage.follower != nil, execution.awaitsStorage, let durable = execution.deferred else { return execution }
         let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
@@ -372,17 +371,17 @@ struct CommandRouter: Sendable {
     /// with the user, the command and the error.
     private func fail(id: EchoedID?, _ error: WireError, connection: ConnectionHandler) -> CommandResult {
         let state = connection.state
-        state.errorCounts[error.code.rawValue, default: 0] += 1
-        connection.lastErrorCode = error.code.rawValue
+        state.stats.errorCounts[error.code.rawValue, default: 0] += 1
+        connection.client.lastErrorCode = error.code.rawValue
         if error.code == .internal { state.logger.error("internal error", metadata: ["error": "\(error.message)"]) }
         let quota = error.details["quota"]
         if error.code == .permissionDenied || quota != nil {
-            if quota != nil { state.quotaRefusals += 1 } else { state.permissionDenials += 1 }
+            if quota != nil { state.stats.quotaRefusals += 1 } else { state.stats.permissionDenials += 1 }
             state.logger.notice(
                 error.code == .permissionDenied ? "permission denied" : "quota exceeded",
                 metadata: [
                     "user": "\(connection.identity.displayName)", "uid": "\(connection.identity.uid)", "connection": "\(connection.id)",
-                    "command": "\(connection.currentCommand)", "error": "\(error.message)",
+                    "command": "\(connection.client.currentCommand)", "error": "\(error.message)",
                 ])
         }
         return CommandResult(reply: .encoded(errorReply(id: id, error)))

@@ -6,18 +6,10 @@ import ListStore
 import ListWire
 
 /// `access`: what a user may do with a data source, and why.
-@ArgumentDecoding
 struct AccessQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "access",
-        "A user's effective access to a data source (this connection's user, or another by name or uid): none, read, write or admin, with the reason (administrator, owner, the matching rule, or the default) and the user's usage of the per-user quotas.",
-        result:
-            "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations, bytes, account: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}, quota}"
-    )
+    static let about = CommandAbout("access", "A user's effective access to a data source (this connection's user, or another by name or uid): none, read, write or admin, with the reason (administrator, owner, the matching rule, or the default) and the user's usage of the per-user quotas.", result: "{dataSource, exists, owner?, ownerName?, uid, user?, access, reason, mayCreate?, usage: {dataSources, items, registrations, bytes, account: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}, quota}")
     @Arg("The data source (it need not exist: then whether the user may create it).") var dataSource: String
     @Arg("A user name or uid (default: this connection's user; others: administrators only).", type: "string or integer") var user: JSONValue?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let (state, name) = (context.state, dataSource)

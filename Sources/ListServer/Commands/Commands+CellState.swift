@@ -6,7 +6,6 @@ import ListStore
 import ListWire
 
 extension CommandRouter {
-
     /// A displayed cell configured again: at once, or once its plugin answers `request` (the placeholder
     /// holds the cell's previous content, which stays when the plugin fails).
     enum Reconfiguration {
@@ -159,19 +158,13 @@ extension CommandRouter {
 }
 
 /// `setState`: a displayed cell's state changed, the cell configured again.
-@ArgumentDecoding
 struct SetStateCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "setState",
-        "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event. `selected` on an item's cell is the view's selection: it stays with the item when the cell is reused, and views following selections get selectionChanged.",
-        result: "{version, cell: {…as in dequeue}}")
+    static let about = CommandAbout("setState", "Changes a displayed cell's state (selected, highlighted, …, custom keys) and configures it again; the view also gets a cellUpdated event. `selected` on an item's cell is the view's selection: it stays with the item when the cell is reused, and views following selections get selectionChanged.", result: "{version, cell: {…as in dequeue}}")
     var target: ViewTarget
     @Arg("The cell (or give item).") var cell: String?
     @Arg("The item whose displayed cell changes.") var item: String?
     @Arg("Flags are booleans; other keys are custom (null removes).", type: "{selected?, highlighted?, focused?, disabled?, editing?, expanded?, swiped?, reordering?, …}")
     var state: [String: JSONValue]
-
-    init() { target = ViewTarget() }
 
     func validate(_ context: CommandContext) throws(WireError) {
         guard (cell == nil) != (item == nil) else {

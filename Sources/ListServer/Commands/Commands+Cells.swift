@@ -66,7 +66,7 @@ extension CommandRouter {
                 metadata: ["registration": "\(name)", "connection": "\(context.connection.id)"])
             fallthrough
         case .repeated:
-            context.state.registrationsRepeated += 1
+            context.state.stats.registrationsRepeated += 1
             return true
         }
     }
@@ -91,8 +91,6 @@ extension CommandRouter {
         writer.key("ownerName")
         writer.string(state.userName(of: uid))
     }
-
-
 
     static func writeTotals(_ totals: CellTotals, to writer: inout JSONWriter) {
         writer.key("created")
@@ -137,11 +135,8 @@ extension CommandRouter {
 }
 
 /// `register`: a cell registration (once, up front).
-@ArgumentDecoding
 struct RegisterCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "register", "Creates a cell registration (once, up front): its kind and how to configure a cell from an item.",
-        result: "{registration, kind, type, owner, created, replaced?, warnings?}")
+    static let about = CommandAbout("register", "Creates a cell registration (once, up front): its kind and how to configure a cell from an item.", result: "{registration, kind, type, owner, created, replaced?, warnings?}")
     static var effect: Command.Effect { .mutates }
     @Arg("The registration's name.") var registration: String
     var definition: RegistrationDefinition
@@ -150,8 +145,6 @@ struct RegisterCommand: CommandDeclaration {
     var owner: UserID?
     /// The registration the arguments define (by `validate`), and the owner's uid.
     @Prepared private var prepared: (registration: Registration, owner: UInt32?)?
-
-    init() { definition = RegistrationDefinition() }
 
     mutating func validate(_ context: CommandContext) throws(WireError) {
         let owner = owner?.uid
@@ -196,7 +189,6 @@ struct RegisterCommand: CommandDeclaration {
 }
 
 /// What `register` defines a registration with: the members of its stored definition.
-@ArgumentDecoding
 struct RegistrationDefinition: ArgumentGroup {
     @Arg("\"cell\" (default) or \"supplementary\".", type: "string") var kind: JSONValue?
     @Arg("For supplementary registrations: e.g. \"header\", \"footer\".", type: "string") var elementKind: JSONValue?
@@ -219,11 +211,8 @@ struct RegistrationDefinition: ArgumentGroup {
 }
 
 /// `registration`: one registration, with its definition and cell counters.
-@ArgumentDecoding
 struct RegistrationQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "registration", "One registration: its kind, owner, definition and cell counters over all views.",
-        result: "{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}")
+    static let about = CommandAbout("registration", "One registration: its kind, owner, definition and cell counters over all views.", result: "{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}")
     @Arg("The registration.") var registration: String
     var owner: RegistrationOwner
 
@@ -246,11 +235,8 @@ struct RegistrationQuery: CommandDeclaration {
 }
 
 /// `unregister`: a registration deleted, its pools drained.
-@ArgumentDecoding
 struct UnregisterCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "unregister", "Deletes a registration (the caller's own, or with owner another user's: administrators) and drains its reuse pools in every view.",
-        result: "{registration, owner, ownerName, drained}")
+    static let about = CommandAbout("unregister", "Deletes a registration (the caller's own, or with owner another user's: administrators) and drains its reuse pools in every view.", result: "{registration, owner, ownerName, drained}")
     static var effect: Command.Effect { .mutates }
     @Arg("The registration.") var registration: String
     var owner: RegistrationOwner
@@ -280,7 +266,6 @@ struct UnregisterCommand: CommandDeclaration {
 }
 
 /// The `owner` argument of the registration commands: a user name or uid.
-@ArgumentDecoding
 struct RegistrationOwner: ArgumentGroup {
     @Arg var owner: UserID?
 
@@ -300,7 +285,6 @@ struct UserID: JSONArgumentValue {
 }
 
 /// `setCellProvider` and `setSupplementaryProvider`: the rules that pick registrations.
-@ArgumentDecoding
 struct ProviderCommand<Kind: ProviderKind>: CommandDeclaration {
     static var about: CommandAbout { Kind.about }
     static var effect: Command.Effect { .mutates }
@@ -312,8 +296,6 @@ struct ProviderCommand<Kind: ProviderKind>: CommandDeclaration {
     @Arg("The registration when no rule matches (give rules, default or both).", type: "string or {name, owner}") var `default`: JSONValue?
     /// The provider the arguments make (by `validate`).
     @Prepared private var provider: CellProvider?
-
-    init() { kind = Kind() }
 
     mutating func validate(_ context: CommandContext) throws(WireError) {
         var parsed: [CellProvider.Rule] = []
@@ -385,34 +367,22 @@ protocol ProviderKind: ArgumentGroup {
     var selectedElementKind: String? { get }
 }
 
-@ArgumentDecoding
 struct CellProviderKind: ProviderKind {
-    static let about = CommandAbout(
-        "setCellProvider", "Sets the rules that pick each item's registration: the first matching rule wins, then the default.",
-        result: "{dataSource, version, rules}")
+    static let about = CommandAbout("setCellProvider", "Sets the rules that pick each item's registration: the first matching rule wins, then the default.", result: "{dataSource, version, rules}")
     static let supplementary = false
     var selectedElementKind: String? { nil }
 }
 
-@ArgumentDecoding
 struct SupplementaryProviderKind: ProviderKind {
-    static let about = CommandAbout(
-        "setSupplementaryProvider", "Sets the rules that pick a supplementary registration for a section's element of one kind.",
-        result: "{dataSource, version, rules}")
+    static let about = CommandAbout("setSupplementaryProvider", "Sets the rules that pick a supplementary registration for a section's element of one kind.", result: "{dataSource, version, rules}")
     static let supplementary = true
     @Arg("e.g. \"header\".") var elementKind: String
     var selectedElementKind: String? { elementKind }
 }
 
 /// `registrations`: every user's registrations.
-@ArgumentDecoding
 struct RegistrationsQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "registrations", "Lists every user's registrations with their owners, definitions and cell counters over all views.",
-        result: "{registrations: [{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}]}")
-
-    init() {}
-
+    static let about = CommandAbout("registrations", "Lists every user's registrations with their owners, definitions and cell counters over all views.", result: "{registrations: [{registration, kind, type, owner, ownerName, definition, created, reused, displayed, pooled, released, contentConfigurationsReplaced, neverReused}]}")
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let state = context.state
         return CommandResult { writer in
@@ -435,15 +405,8 @@ struct RegistrationsQuery: CommandDeclaration {
 }
 
 /// `styles`: every built-in style's defaults, which a view merges under a cell's content.
-@ArgumentDecoding
 struct StylesQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "styles",
-        "The built-in content styles with their default properties (a cell's content lists only what differs), backgrounds and accessories.",
-        result: "{content: {style: defaults}, backgrounds: {style: defaults}, accessories: {kind: displayed}}")
-
-    init() {}
-
+    static let about = CommandAbout("styles", "The built-in content styles with their default properties (a cell's content lists only what differs), backgrounds and accessories.", result: "{content: {style: defaults}, backgrounds: {style: defaults}, accessories: {kind: displayed}}")
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         CommandResult { writer in
             writer.key("content")
@@ -457,16 +420,10 @@ struct StylesQuery: CommandDeclaration {
 }
 
 /// `cellProvider`: the rules as `setCellProvider` accepts them, to read back, copy or export.
-@ArgumentDecoding
 struct CellProviderQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "cellProvider",
-        "A data source's cell provider (or its supplementary provider for elementKind) as setCellProvider accepts it; no rules and no default: every item shows the default presentation. Without elementKind, supplementaryKinds lists the element kinds that have a supplementary provider (when any).",
-        result: "{dataSource, version, rules, default?, supplementaryKinds?}")
+    static let about = CommandAbout("cellProvider", "A data source's cell provider (or its supplementary provider for elementKind) as setCellProvider accepts it; no rules and no default: every item shows the default presentation. Without elementKind, supplementaryKinds lists the element kinds that have a supplementary provider (when any).", result: "{dataSource, version, rules, default?, supplementaryKinds?}")
     @Arg("The data source.") var dataSource: String
     @Arg("The supplementary provider of this element kind instead.") var elementKind: String?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let name = self.dataSource

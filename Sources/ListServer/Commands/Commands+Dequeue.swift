@@ -6,7 +6,6 @@ import ListStore
 import ListWire
 
 /// The arguments that name a view (dequeue, endDisplaying, setState, …).
-@ArgumentDecoding
 struct ViewTarget: ArgumentGroup {
     @Arg("A view: attached on this connection, or any attached view of that name.") var view: String
     @Arg("The view's data source, when several have a view of that name.") var dataSource: String?
@@ -35,11 +34,9 @@ extension CommandRouter {
         guard candidates.count == 1 else {
             throw WireError(.invalidArgument, "Several data sources have a view named \"\(name)\"; give \"dataSource\".")
         }
-        try context.state.authorize(view: found, by: context.connection, to: "run \(context.connection.currentCommand) on it")
+        try context.state.authorize(view: found, by: context.connection, to: "run \(context.connection.client.currentCommand) on it")
         return found
     }
-
-
 
     /// `dequeueSupplementary` of a kind the section's layout anchors to its items (a badge): the
     /// supplementary provider's rules see the item (its payload and section), the template its data.
@@ -104,7 +101,6 @@ extension CommandRouter {
         return reply
     }
 
-
 }
 
 /// The rendering steps the cells of one request have taken together, against
@@ -138,15 +134,10 @@ final class RenderWork {
 }
 
 /// `dequeue`: configured cells for index paths of a view.
-@ArgumentDecoding
 struct DequeueCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "dequeue", "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.",
-        result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}")
+    static let about = CommandAbout("dequeue", "Configured cells for index paths of a view: from the registration's reuse pool when one is free, else new.", result: "{version, cells: [{cell, indexPath, item, registration, reused, content, background, accessories, state, indentationLevel?, warnings?}]}")
     var target: ViewTarget
     @Arg("The positions to show.") var indexPaths: [IndexPath]
-
-    init() { target = ViewTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let paths = indexPaths
@@ -258,16 +249,11 @@ struct DequeueCommand: CommandDeclaration {
 }
 
 /// `dequeueSupplementary`: a configured supplementary view of a section.
-@ArgumentDecoding
 struct DequeueSupplementaryCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "dequeueSupplementary", "A configured supplementary view (header, footer, …) of a section, from its registration's pool.",
-        result: "{version, cell: {cell, indexPath, elementKind, section, item?, registration, reused, content, background, accessories, state}}")
+    static let about = CommandAbout("dequeueSupplementary", "A configured supplementary view (header, footer, …) of a section, from its registration's pool.", result: "{version, cell: {cell, indexPath, elementKind, section, item?, registration, reused, content, background, accessories, state}}")
     var target: ViewTarget
     @Arg("e.g. \"header\", or a kind the layout anchors to items (\"badge\").") var elementKind: String
     @Arg("The section (item is usually 0); for a kind anchored to items, the item it decorates.") var indexPath: IndexPath
-
-    init() { target = ViewTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let path = indexPath
@@ -301,14 +287,10 @@ struct DequeueSupplementaryCommand: CommandDeclaration {
 }
 
 /// `endDisplaying`: cells that left the screen go back to their pools.
-@ArgumentDecoding
 struct EndDisplayingCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "endDisplaying", "Returns cells that left the screen to their registrations' reuse pools.", result: "{released}")
+    static let about = CommandAbout("endDisplaying", "Returns cells that left the screen to their registrations' reuse pools.", result: "{released}")
     var target: ViewTarget
     @Arg("Cell identifiers from dequeue.") var cells: [String]
-
-    init() { target = ViewTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let (viewName, ids) = (target.view, cells)

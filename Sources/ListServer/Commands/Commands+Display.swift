@@ -3,16 +3,10 @@ import ListEngine
 import ListWire
 
 /// `watchDisplay`: this connection gets a data source's display events (its owner's signal).
-@ArgumentDecoding
 struct WatchDisplayCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "watchDisplay",
-        "Sends this connection display events: what a data source's views show now, then the items they will display (their dequeues) and prefetch.",
-        result: "{dataSource, watching}")
+    static let about = CommandAbout("watchDisplay", "Sends this connection display events: what a data source's views show now, then the items they will display (their dequeues) and prefetch.", result: "{dataSource, watching}")
     @Arg("The data source (the caller needs write access: it is its owner's signal).") var dataSource: String
     @Arg("true: stop sending them.") var stop: Bool?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let (name, stop) = (self.dataSource, stop ?? false)
@@ -51,15 +45,10 @@ struct WatchDisplayCommand: CommandDeclaration {
 }
 
 /// `prefetch`: a view says what it is about to show.
-@ArgumentDecoding
 struct PrefetchCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "prefetch", "A view says which index paths it is about to show (UIKit's prefetchItemsAt): watchers get them as prefetch.",
-        result: "{version, prefetched}")
+    static let about = CommandAbout("prefetch", "A view says which index paths it is about to show (UIKit's prefetchItemsAt): watchers get them as prefetch.", result: "{version, prefetched}")
     var target: ViewTarget
     @Arg("Positions about to show (ones out of range are left out).") var indexPaths: [IndexPath]
-
-    init() { target = ViewTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let view = try target.view(context)

@@ -23,10 +23,8 @@ let eventCatalog: [(name: String, summary: String)] = [
 ]
 
 /// `hello`: who the client is, which protocol it speaks; a plugin says what it configures.
-@ArgumentDecoding
 struct HelloCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "hello", "Says who the client is and checks the protocol version.", result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}")
+    static let about = CommandAbout("hello", "Says who the client is and checks the protocol version.", result: "{protocol, server, features, limits, uid, gid, pid, user?, role?}")
     static var effect: Command.Effect { .independentOfStore }
     @Arg("The protocol version the client speaks (1).") var `protocol`: Int?
     @Arg("A name for the client, shown in stats and logs.") var client: String?
@@ -36,14 +34,12 @@ struct HelloCommand: CommandDeclaration {
     @Arg("A plugin's name.") var name: String?
     @Arg("The content configuration types a plugin configures (registrations use plugin:TYPE).", type: "[string]") var provides: [JSONValue]?
 
-    init() {}
-
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let protocolVersion = CommandRouter.protocolVersion
         if let version = `protocol`, version != protocolVersion {
             throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
         }
-        if let client { context.connection.clientName = client }
+        if let client { context.connection.client.name = client }
         if let relay { try context.state.becomeRelay(relay, context.connection) }
         if let role {
             guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
@@ -82,25 +78,17 @@ struct HelloCommand: CommandDeclaration {
 }
 
 /// `ping`: answered at once.
-@ArgumentDecoding
 struct PingCommand: CommandDeclaration {
     static let about = CommandAbout("ping", "Answers at once.", result: "{}")
     static var effect: Command.Effect { .independentOfStore }
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult { CommandResult { _ in } }
 }
 
 /// `describe`: every command with its arguments (from their declarations), error code and event.
-@ArgumentDecoding
 struct DescribeCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "describe", "Lists every command with its arguments, every error code and every event.",
-        result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}")
+    static let about = CommandAbout("describe", "Lists every command with its arguments, every error code and every event.", result: "{protocol, commands: [{name, summary, arguments, result}], errors, events}")
     static var effect: Command.Effect { .independentOfStore }
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         CommandResult { writer in
@@ -145,176 +133,13 @@ struct DescribeCommand: CommandDeclaration {
 }
 
 /// `stats`: the counters.
-@ArgumentDecoding
 struct StatsCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "stats",
-        "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).",
-        result:
-            "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser, accounts: {uid: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}")
+    static let about = CommandAbout("stats", "Counters: connections, views, data sources with their versions and sizes, cells per registration and per view, memory, commands, errors; with a state directory or a PostgreSQL database, the store's (`sqlite` or `postgresql`; whether it can be read, or changes are refused until it answers again, and how often listd tried; groups, mutations and records written, checkpoints, write failures, the writer's time in transactions and the time mutations waited to be durable, summed; the mutations being written now); with several listd instances on one PostgreSQL database, `shared`: how many versions this instance is behind the newest it was told of, reconnections, writes another instance beat (and that were run again), changes followed, data sources read whole, notices, failed reads).", result: "{uptimeSeconds, connections: {current, accepted, refused, partialLineBytes, heldOutputBytes, closedForHeldOutput, clients: [{id, uid, user?, pid, client?, plugin?, views}]}, views, dataSources, items, cells: {registrations, views, registrationsRepeated}, memory, commands, errors, events, access: {permissionDenied, quotaRefused, storedBytesByUser, accounts: {uid: {data, layouts, cellProviders, registrations, changeLog, cells, expansions, queues, output, total}}}, storage?: {store, available, restoreRetries, groupsWritten, mutationsWritten, recordsWritten, checkpointsWritten, writeFailures, writeMilliseconds, waitMilliseconds, writesInFlight, shared?: {lag, reconnects, conflicts, changesFollowed, dataSourcesReloaded, notices, readFailures}}, limits}")
     static var effect: Command.Effect { .independentOfStore }
 
-    init() {}
-
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
-        let state = context.state
-        return CommandResult { writer in
-            writer.key("uptimeSeconds")
-            writer.int(Int((ContinuousClock.now - state.startedAt).components.seconds))
-            writer.key("connections")
-            writer.beginObject()
-            writer.key("current")
-            writer.int(state.connections.count)
-            writer.key("accepted")
-            writer.int(state.connectionsAccepted)
-            writer.key("refused")
-            writer.int(state.connectionsRefused)
-            writer.key("partialLineBytes")
-            writer.int(state.partialLineBytes)
-            writer.key("heldOutputBytes")
-            writer.int(state.heldOutput().total)
-            writer.key("closedForHeldOutput")
-            writer.int(state.connectionsClosedForHeldOutput)
-            writer.key("clients")
-            writer.beginArray()
-            // Totals over data sources the caller may not read would tell them apart from missing
-            // ones: administrators see everything, others what they may read.
-            let everything = state.policy.isAdministrator(context.connection.identity)
-            let readable = state.dataSources.values.filter { everything || state.canRead($0.model, context.connection) }
-            for id in state.connections.keys.sorted() {
-                let connection = state.connections[id]!
-                let views = everything || connection.identity.uid == context.connection.identity.uid ? connection.views.count : 0
-                var entry: [String: JSONValue] = [
-                    "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
-                    "views": .int(views),
-                ]
-                if let user = connection.identity.user { entry["user"] = .string(user) }
-                if let client = connection.clientName { entry["client"] = .string(client) }
-                if let plugin = connection.plugin { entry["plugin"] = .string(plugin.name) }
-                writer.value(.object(entry))
-            }
-            writer.endArray()
-            writer.endObject()
-            writer.key("views")
-            writer.int(everything ? state.viewCount : readable.reduce(0) { $0 + $1.views.count })
-            writer.key("items")
-            writer.int(everything ? state.totalItems : readable.reduce(0) { $0 + $1.snapshot.numberOfItems })
-            writer.key("dataSources")
-            writer.beginArray()
-            for name in state.dataSources.keys.sorted() {
-                let dataSource = state.dataSources[name]!
-                guard state.canRead(dataSource.model, context.connection) else { continue }
-                writer.value([
-                    "name": .string(name), "version": .int(dataSource.version),
-                    "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
-                    "views": .int(dataSource.views.count),
-                ])
-            }
-            writer.endArray()
-            writer.key("cells")
-            writer.beginObject()
-            writer.key("registrations")
-            writer.beginArray()
-            for key in state.registrationOrder {
-                writer.beginObject()
-                writer.key("registration")
-                writer.string(Registration.name(ofKey: key))
-                writer.key("owner")
-                writer.int(Int(state.registrations[key]?.owner ?? 0))
-                CommandRouter.writeTotals(state.cellTotals(registration: key), to: &writer)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.key("views")
-            writer.beginArray()
-            for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, context.connection) {
-                for view in state.dataSources[name]!.attachedViews {
-                    let counters = view.cells.counters.values
-                    writer.value([
-                        "view": .string(view.name), "dataSource": .string(name),
-                        "displayed": .int(view.cells.displayedCount),
-                        "pooled": .int(view.cells.pooledCount),
-                        "created": .int(counters.reduce(0) { $0 + $1.created }),
-                        "reused": .int(counters.reduce(0) { $0 + $1.reused }),
-                        "released": .int(counters.reduce(0) { $0 + $1.released }),
-                    ])
-                }
-            }
-            writer.endArray()
-            writer.key("registrationsRepeated")
-            writer.int(state.registrationsRepeated)
-            writer.endObject()
-            writer.key("plugins")
-            writer.beginArray()
-            for plugin in Set(state.pluginsByType.values.map(ObjectIdentifier.init)).compactMap({ id in state.pluginsByType.values.first { ObjectIdentifier($0) == id } }).sorted(by: { $0.name < $1.name }) {
-                writer.value([
-                    "name": .string(plugin.name), "provides": .array(plugin.types.map { .string($0) }),
-                    "requests": .int(plugin.requests), "cells": .int(plugin.cellsRequested), "timeouts": .int(plugin.timeouts),
-                    "pending": .int(plugin.pending.count),
-                    "errors": .int(plugin.errors), "p50Milliseconds": .double(plugin.percentile(0.5)),
-                    "p99Milliseconds": .double(plugin.percentile(0.99)),
-                    "connectedSeconds": .int(Int((ContinuousClock.now - plugin.connectedAt).components.seconds)),
-                ])
-            }
-            writer.endArray()
-            writer.key("supervisedPlugins")
-            writer.beginArray()
-            for plugin in state.supervisor?.statuses ?? [] {
-                var entry: [String: JSONValue] = [
-                    "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
-                    "starts": .int(plugin.starts),
-                ]
-                if let pid = plugin.pid, state.policy.isAdministrator(context.connection.identity) { entry["pid"] = .int(Int(pid)) }
-                if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
-                writer.value(.object(entry))
-            }
-            writer.endArray()
-            writer.key("memory")
-            writer.value(["residentBytes": .int(residentBytes())])
-            writer.key("commands")
-            writer.value(.object(state.commandCounts.mapValues { .int($0) }))
-            writer.key("errors")
-            writer.value(.object(state.errorCounts.mapValues { .int($0) }))
-            writer.key("events")
-            writer.value(["sent": .int(state.eventsSent), "viewsOverflowed": .int(state.viewsOverflowed)])
-            writer.key("access")
-            writer.value([
-                "permissionDenied": .int(state.permissionDenials), "quotaRefused": .int(state.quotaRefusals),
-                // What each user's data sources store (maxBytesPerUser counts it), by uid: every user's
-                // for administrators, one's own for the others.
-                "storedBytesByUser": .object(
-                    Dictionary(
-                        uniqueKeysWithValues: state.model.storedBytesByOwner
-                            .filter { state.policy.isAdministrator(context.connection.identity) || $0.key == context.connection.identity.uid }
-                            .map { (String($0.key), JSONValue.int($0.value)) })),
-                // Every part of each user's account (maxBytesPerUser counts them all), by uid
-                // (a root relay's as "0-relay"), under the same rule.
-                "accounts": state.accountsJSON(visibleTo: context.connection),
-            ])
-            if let pipeline = state.pipeline {
-                writer.key("storage")
-                var storage: [String: JSONValue] = [
-                    "store": .string(pipeline.store.kind),
-                    "available": .bool(pipeline.unavailableReason == nil), "restoreRetries": .int(pipeline.restoreRetries),
-                    "groupsWritten": .int(pipeline.groupsWritten), "mutationsWritten": .int(pipeline.mutationsWritten),
-                    "recordsWritten": .int(pipeline.recordsWritten),
-                    "checkpointsWritten": .int(pipeline.checkpointsWritten), "writeFailures": .int(pipeline.writeFailures),
-                    "writeMilliseconds": .int(Int(pipeline.writeTime / .milliseconds(1))),
-                    "waitMilliseconds": .int(Int(pipeline.waitTime / .milliseconds(1))),
-                    "writesInFlight": .int(pipeline.writesInFlight),
-                ]
-                if let follower = state.follower {
-                    storage["shared"] = [
-                        "lag": .int(follower.lag), "reconnects": .int(follower.store.reconnects), "conflicts": .int(pipeline.conflicts),
-                        "changesFollowed": .int(follower.changesFollowed), "dataSourcesReloaded": .int(follower.dataSourcesReloaded),
-                        "notices": .int(follower.noticesReceived), "readFailures": .int(follower.readFailures),
-                    ]
-                }
-                writer.value(.object(storage))
-            }
-            writer.key("limits")
-            CommandRouter.writeLimits(state.configuration, to: &writer)
-        }
+        let (state, connection) = (context.state, context.connection)
+        return CommandResult { writer in state.writeStats(for: connection, to: &writer) }
     }
 }
 

@@ -5,19 +5,13 @@ import ListStore
 import ListWire
 
 /// `setLayout`: the data source's compositional layout, rendered by every view.
-@ArgumentDecoding
 struct SetLayoutCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "setLayout",
-        "Sets the data source's compositional layout (a default and per-section layouts) that every view renders; attached views get a layoutChanged event.",
-        result: "{dataSource, version, layout}")
+    static let about = CommandAbout("setLayout", "Sets the data source's compositional layout (a default and per-section layouts) that every view renders; attached views get a layoutChanged event.", result: "{dataSource, version, layout}")
     static var effect: Command.Effect { .mutates }
     @Arg("The data source.") var dataSource: String
     @Arg(
         "A section is {list: {appearance, headerMode, footerMode, showsSeparators}} or {item?, group, interGroupSpacing?, contentInsets?, orthogonalScrollingBehavior?, header?, footer?}."
     ) var layout: LayoutDescription
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let committed = try context.state.commit(
@@ -43,12 +37,9 @@ extension LayoutDescription: JSONArgumentValue {
 }
 
 /// `layout`: the data source's layout.
-@ArgumentDecoding
 struct LayoutQuery: CommandDeclaration {
     static let about = CommandAbout("layout", "The data source's layout (a plain list in every section until setLayout).", result: "{dataSource, layout}")
     @Arg("The data source.") var dataSource: String
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let json = try context.dataSource(dataSource).layout.json

@@ -6,7 +6,6 @@ import ListWire
 /// A snapshot-vocabulary command (`appendItems`, `moveSection`…): the mutation's target, then the
 /// edit's own arguments, declared once in `EditDeclarations.swift` (shared with `batch`'s operations
 /// and the stored log).
-@ArgumentDecoding
 struct EditMutation<Edit: EditDeclaration>: MutationDeclaration {
     var target: MutationTarget
     var edit: Edit
@@ -35,17 +34,11 @@ extension EditCodec.Kind {
 }
 
 /// `apply`: replace the whole snapshot; the changes are the diff (or "reload everything").
-@ArgumentDecoding
 struct ApplyCommand: MutationDeclaration {
-    static let about = CommandAbout(
-        "apply", "Replaces the data source's snapshot (creating the data source if needed) and returns the diff.",
-        result: "{version, changes}")
-
+    static let about = CommandAbout("apply", "Replaces the data source's snapshot (creating the data source if needed) and returns the diff.", result: "{version, changes}")
     var target: MutationTarget
     @Arg("The new snapshot.") var snapshot: SnapshotArgument
     @Arg("Skip the diff: views reload everything (applySnapshotUsingReloadData).") var reloadData: Bool?
-
-    init() { target = MutationTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let (name, ifVersion, reloadData) = (target.dataSource, target.expectedVersion, reloadData ?? false)
@@ -84,12 +77,8 @@ struct ApplyCommand: MutationDeclaration {
 }
 
 /// `batch`: several snapshot edits as one transaction.
-@ArgumentDecoding
 struct BatchCommand: MutationDeclaration {
-    static let about = CommandAbout(
-        "batch", "Applies several mutations as one transaction: one version, one changes value, all or nothing.",
-        result: "{version, changes, unchanged?, warnings?}")
-
+    static let about = CommandAbout("batch", "Applies several mutations as one transaction: one version, one changes value, all or nothing.", result: "{version, changes, unchanged?, warnings?}")
     var target: MutationTarget
     @Arg var operations: [JSONValue]
     /// The operations, read (by `validate`).

@@ -4,17 +4,11 @@ import ListStore
 import ListWire
 
 /// `applySectionSnapshot`: a section's outline stored whole.
-@ArgumentDecoding
 struct ApplySectionSnapshotCommand: MutationDeclaration {
-    static let about = CommandAbout(
-        "applySectionSnapshot", "Stores an outline for a section; the section's items become its visible items (as UIKit).",
-        result: "{version, changes, unchanged?, warnings?}")
-
+    static let about = CommandAbout("applySectionSnapshot", "Stores an outline for a section; the section's items become its visible items (as UIKit).", result: "{version, changes, unchanged?, warnings?}")
     var target: MutationTarget
     @Arg("The section (appended when missing).") var section: String
     @Arg("The outline.") var snapshot: SectionSnapshot
-
-    init() { target = MutationTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         try CommandRouter.commitMutation(
@@ -24,7 +18,6 @@ struct ApplySectionSnapshotCommand: MutationDeclaration {
 }
 
 /// `expand` and `collapse`: outline items shown or hidden with their descendants.
-@ArgumentDecoding
 struct ExpansionCommand<Direction: ExpansionDirection>: MutationDeclaration {
     static var about: CommandAbout {
         Direction.expands
@@ -35,8 +28,6 @@ struct ExpansionCommand<Direction: ExpansionDirection>: MutationDeclaration {
     var target: MutationTarget
     @Arg("The section holding the outline.") var section: String
     @Arg("Outline items.") var items: [String]
-
-    init() { target = MutationTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         try CommandRouter.commitMutation(

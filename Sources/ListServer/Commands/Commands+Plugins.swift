@@ -20,30 +20,30 @@ extension CommandRouter {
             types.append(type)
         }
         let connection = context.connection
-        guard connection.plugin == nil else { throw WireError(.invalidArgument, "This connection is already a plugin.") }
+        guard connection.client.plugin == nil else { throw WireError(.invalidArgument, "This connection is already a plugin.") }
         let state = context.state
         // Plugins see every payload sent to them and put content in everyone's cells: only trusted users
         // (and the plugins listd starts itself) may be one.
         // Supervised plugins run as listd's own user; a pid alone proves nothing (pids are reused).
         let supervised =
-            connection.identity.uid == state.serviceIdentity.uid ? state.supervisor?.supervisedName(peer: connection.identity.pid) : nil
+            connection.identity.uid == state.serviceIdentity.uid ? state.plugins.supervisor?.supervisedName(peer: connection.identity.pid) : nil
         guard supervised != nil || state.policy.mayProvidePlugins(connection.identity) else {
             throw WireError(
                 .permissionDenied,
                 "User \(connection.identity.displayName) (uid \(connection.identity.uid)) is not trusted to provide plugins; root, the user listd runs as, and the users and groups of trustedPluginUsers and trustedPluginGroups are.",
                 details: ["uid": .int(Int(connection.identity.uid))])
         }
-        let taken = types.filter { state.pluginsByType[$0] != nil }
+        let taken = types.filter { state.plugins.byType[$0] != nil }
         if !taken.isEmpty {
             throw WireError(
                 .pluginTypeTaken,
-                "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.pluginsByType[taken[0]]!.name)\".")
+                "Types \(taken.map { "\"\($0)\"" }.joined(separator: ", ")) are provided by plugin \"\(state.plugins.byType[taken[0]]!.name)\".")
         }
         // From listd's start, the plugins it supervises come first: until each has connected (its types
         // are then reserved for it), its first run has ended, or it has had `supervisedPluginHelloGrace`
         // to connect, no other plugin may announce types, since theirs are not known yet.
-        if supervised == nil, let supervisor = state.supervisor {
-            let reservedFor = Set(state.pluginTypeReservations.values)
+        if supervised == nil, let supervisor = state.plugins.supervisor {
+            let reservedFor = Set(state.plugins.reservations.values)
             let comingUp = supervisor.statuses.filter { status in
                 status.lastExit == nil && !reservedFor.contains(status.name)
                     && (status.startedAt.map { ContinuousClock.now - $0 < Self.supervisedPluginHelloGrace } ?? true)
@@ -57,19 +57,19 @@ extension CommandRouter {
         // A supervised plugin's types (those it announced, and those its configuration names) stay its
         // own while the supervisor starts or restarts it.
         for type in types {
-            guard let holder = state.pluginTypeReservations[type], holder != supervised else { continue }
-            if state.supervisor?.manages(holder) == true {
+            guard let holder = state.plugins.reservations[type], holder != supervised else { continue }
+            if state.plugins.supervisor?.manages(holder) == true {
                 throw WireError(
                     .pluginTypeTaken,
                     "Type \"\(type)\" belongs to the supervised plugin \"\(holder)\": only the process listd starts for it may provide it.")
             }
-            state.pluginTypeReservations[type] = nil
+            state.plugins.reservations[type] = nil
         }
         let session = PluginSession(name: name, types: types, connection: connection)
-        connection.plugin = session
+        connection.client.plugin = session
         for type in types {
-            state.pluginsByType[type] = session
-            if let supervised { state.pluginTypeReservations[type] = supervised }
+            state.plugins.byType[type] = session
+            if let supervised { state.plugins.reservations[type] = supervised }
         }
         state.logger.info("plugin connected", metadata: ["plugin": "\(name)", "provides": "\(types.joined(separator: ","))"])
     }
@@ -146,7 +146,7 @@ extension CommandRouter {
             }
         }
         for (type, entries) in byType {
-            guard let plugin = state.pluginsByType[type] else {
+            guard let plugin = state.plugins.byType[type] else {
                 for entry in entries { fail(entry, .pluginUnavailable, "No connected plugin provides \"\(type)\".") }
                 continue
             }
@@ -215,24 +215,19 @@ extension CommandRouter {
     /// protocol ("Deadlines and faults"), so it is disconnected with the reason logged, and the cells
     /// waiting on it fail with `plugin-unavailable`.
     static func afterUnreadableLine(from connection: ConnectionHandler, _ error: WireError) -> [() -> Void] {
-        guard let plugin = connection.plugin else { return [] }
+        guard let plugin = connection.client.plugin else { return [] }
         return [{ plugin.close(reason: "sent a line that is not JSON (\(error.message))") }]
     }
 }
 
 /// `configured`: a plugin's answer to a configure event.
-@ArgumentDecoding
 struct ConfiguredCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "configured", "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.",
-        result: "{accepted} (false when the request had already timed out)")
+    static let about = CommandAbout("configured", "A plugin's answer to a configure event: per cell, its content (and optional background and accessories) or an error.", result: "{accepted} (false when the request had already timed out)")
     @Arg("The configure event's request number.") var request: Int
     @Arg("One answer per cell of the request.", type: "[{cell, content?, background?, accessories?, error?}]") var cells: [JSONValue]
 
-    init() {}
-
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
-        guard let plugin = context.connection.plugin else {
+        guard let plugin = context.connection.client.plugin else {
             throw WireError(.invalidRequest, "Only plugins send configured (hello with role plugin first).")
         }
         var answers: [String: JSONValue] = [:]

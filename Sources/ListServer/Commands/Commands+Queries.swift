@@ -4,13 +4,10 @@ import ListStore
 import ListWire
 
 /// `createDataSource`: an empty data source.
-@ArgumentDecoding
 struct CreateDataSourceCommand: CommandDeclaration {
     static let about = CommandAbout("createDataSource", "Creates an empty data source.", result: "{dataSource, version}")
     static var effect: Command.Effect { .mutates }
     @Arg("The new data source's name.") var dataSource: String
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         try context.state.commit(
@@ -20,14 +17,10 @@ struct CreateDataSourceCommand: CommandDeclaration {
 }
 
 /// `dropDataSource`: a data source deleted, its views told.
-@ArgumentDecoding
 struct DropDataSourceCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "dropDataSource", "Deletes a data source; its views get a `dropped` event and are detached.", result: "{dataSource, version}")
+    static let about = CommandAbout("dropDataSource", "Deletes a data source; its views get a `dropped` event and are detached.", result: "{dataSource, version}")
     static var effect: Command.Effect { .mutates }
     @Arg("The data source.") var dataSource: String
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         try context.state.commit(.dropDataSource(name: dataSource), connection: context.connection).result(dataSource: dataSource)
@@ -35,14 +28,8 @@ struct DropDataSourceCommand: CommandDeclaration {
 }
 
 /// `listDataSources`: what this connection's user may read.
-@ArgumentDecoding
 struct ListDataSourcesCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "listDataSources", "Lists the data sources this connection's user may read, with their versions, sizes, owners and the user's access.",
-        result: "{dataSources: [{name, version, sections, items, views, owner, ownerName, access, expansionScope?}]}")
-
-    init() {}
-
+    static let about = CommandAbout("listDataSources", "Lists the data sources this connection's user may read, with their versions, sizes, owners and the user's access.", result: "{dataSources: [{name, version, sections, items, views, owner, ownerName, access, expansionScope?}]}")
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let state = context.state
         let identity = context.connection.identity
@@ -69,17 +56,12 @@ struct ListDataSourcesCommand: CommandDeclaration {
 }
 
 /// `snapshot`: every section with its items, or a window of one section's items.
-@ArgumentDecoding
 struct SnapshotQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "snapshot", "The snapshot: every section with its items, or one section's items from offset (at most limit).",
-        result: "{version, incarnation, sections: [{id, data?, items, count?}]}")
+    static let about = CommandAbout("snapshot", "The snapshot: every section with its items, or one section's items from offset (at most limit).", result: "{version, incarnation, sections: [{id, data?, items, count?}]}")
     @Arg("The data source.") var dataSource: String
     @Arg("Only this section.") var section: String?
     @Arg("With section: the first item (default 0).") var offset: Count?
     @Arg("With section: at most this many items.") var limit: Count?
-
-    init() {}
 
     func validate(_ context: CommandContext) throws(WireError) {
         if section == nil && (offset != nil || limit != nil) {
@@ -115,18 +97,13 @@ struct SnapshotQuery: CommandDeclaration {
 }
 
 /// `sectionSnapshot`: a section as an outline, or one item's subtree.
-@ArgumentDecoding
 struct SectionSnapshotQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "sectionSnapshot", "A section as an outline: the stored section snapshot, or its items as a flat one; or one item's subtree.",
-        result: "{version, items: [{id, data?, children?, expanded?}]}")
+    static let about = CommandAbout("sectionSnapshot", "A section as an outline: the stored section snapshot, or its items as a flat one; or one item's subtree.", result: "{version, items: [{id, data?, children?, expanded?}]}")
     @Arg("The data source.") var dataSource: String
     @Arg("The section.") var section: String
     @Arg("Only this item's subtree (UIKit's snapshot(of:includingParent:)).") var parent: String?
     @Arg("With parent: the parent itself as the root (default false: its children).") var includingParent: Bool?
     @Arg("A view of the data source: the expansion as it shows it (its own, with expansion scope perView).") var view: String?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)
@@ -154,12 +131,9 @@ struct SectionSnapshotQuery: CommandDeclaration {
 }
 
 /// `numberOfSections`.
-@ArgumentDecoding
 struct NumberOfSectionsQuery: CommandDeclaration {
     static let about = CommandAbout("numberOfSections", "The number of sections.", result: "{version, count}")
     @Arg("The data source.") var dataSource: String
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)
@@ -168,13 +142,10 @@ struct NumberOfSectionsQuery: CommandDeclaration {
 }
 
 /// `numberOfItems`: in all sections or in one.
-@ArgumentDecoding
 struct NumberOfItemsQuery: CommandDeclaration {
     static let about = CommandAbout("numberOfItems", "The number of items, in all sections or in one.", result: "{version, count}")
     @Arg("The data source.") var dataSource: String
     @Arg("Only this section.") var section: String?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)
@@ -189,14 +160,11 @@ struct NumberOfItemsQuery: CommandDeclaration {
 /// UIKit's look-ups (`itemIdentifier`, `indexPath`, `sectionIdentifier`, `index`): one value found by
 /// a key, or (`nullIfMissing`, as UIKit's optionals) null when it is not there; the data source itself
 /// must exist.
-@ArgumentDecoding
 struct LookUpQuery<Key: LookUpKey>: CommandDeclaration {
     static var about: CommandAbout { Key.about }
     @Arg("The data source.") var dataSource: String
     var key: Key
     @Arg("true: answer null (as UIKit's optional) instead of an error when it is not there.") var nullIfMissing: Bool?
-
-    init() { key = Key() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)
@@ -219,7 +187,6 @@ protocol LookUpKey: ArgumentGroup {
     func missing() -> WireError
 }
 
-@ArgumentDecoding
 struct ItemAtIndexPath: LookUpKey {
     static let about = CommandAbout("itemIdentifier", "The item at an index path.", result: "{version, item}")
     static let resultMember = "item"
@@ -228,7 +195,6 @@ struct ItemAtIndexPath: LookUpKey {
     func missing() -> WireError { WireError(.indexOutOfRange, "There is no item at \(indexPath).") }
 }
 
-@ArgumentDecoding
 struct IndexPathOfItem: LookUpKey {
     static let about = CommandAbout("indexPath", "The index path of an item.", result: "{version, indexPath}")
     static let resultMember = "indexPath"
@@ -237,7 +203,6 @@ struct IndexPathOfItem: LookUpKey {
     func missing() -> WireError { WireError(.itemNotFound, "Item \"\(item)\" does not exist.") }
 }
 
-@ArgumentDecoding
 struct SectionAtIndex: LookUpKey {
     static let about = CommandAbout("sectionIdentifier", "The section at an index.", result: "{version, section}")
     static let resultMember = "section"
@@ -246,7 +211,6 @@ struct SectionAtIndex: LookUpKey {
     func missing() -> WireError { WireError(.indexOutOfRange, "There is no section at \(index.value).") }
 }
 
-@ArgumentDecoding
 struct IndexOfSection: LookUpKey {
     static let about = CommandAbout("index", "The index of a section.", result: "{version, index}")
     static let resultMember = "index"
@@ -256,13 +220,10 @@ struct IndexOfSection: LookUpKey {
 }
 
 /// `item`: an item's payload, position and section.
-@ArgumentDecoding
 struct ItemQuery: CommandDeclaration {
     static let about = CommandAbout("item", "An item's payload, position and section.", result: "{version, item, data, indexPath, section}")
     @Arg("The data source.") var dataSource: String
     @Arg("The item.") var item: String
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)

@@ -6,11 +6,8 @@ import ListWire
 /// `reorder`: a view moves an item (a user dragged it), as UIKit's reordering: allowed where the
 /// cell provider's rule for the item says `reorderable` (canReorderItem), committed as `moveItem`,
 /// and told to the data source's owner as `didReorder` with the transaction (its staged changes).
-@ArgumentDecoding
 struct ReorderCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "reorder", "A view moves an item before or after another (reorderable by its cell provider rule); the owner gets didReorder.",
-        result: "{version, changes}")
+    static let about = CommandAbout("reorder", "A view moves an item before or after another (reorderable by its cell provider rule); the owner gets didReorder.", result: "{version, changes}")
     static var effect: Command.Effect { .mutates }
     var target: ViewTarget
     @Arg("The item to move.") var item: String

@@ -73,19 +73,13 @@ enum SectionSnapshotEdit {
 }
 
 /// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
-@ArgumentDecoding
 struct EditSectionSnapshotCommand: MutationDeclaration {
-    static let about = CommandAbout(
-        "editSectionSnapshot", "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.",
-        result: "{version, changes, unchanged?, warnings?}")
-
+    static let about = CommandAbout("editSectionSnapshot", "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.", result: "{version, changes, unchanged?, warnings?}")
     var target: MutationTarget
     @Arg("The section (appended when missing; its items become a flat outline when it has none).") var section: String
     @Arg("The edits, in order.", type: "[{op, …}]") var operations: [JSONValue]
     /// The operations, read (by `validate`).
     @Prepared private var edits: [SectionSnapshotEdit]?
-
-    init() { target = MutationTarget() }
 
     mutating func validate(_ context: CommandContext) throws(WireError) {
         let limit = context.state.configuration.maximumBatchOperations
@@ -129,19 +123,13 @@ struct EditSectionSnapshotCommand: MutationDeclaration {
 
 /// `outlineItem`: where an item sits in its section's outline (UIKit's parent, level, isExpanded,
 /// isVisible, and the children).
-@ArgumentDecoding
 struct OutlineItemQuery: CommandDeclaration {
-    static let about = CommandAbout(
-        "outlineItem", "An item's place in a section's outline: its parent, level, children, and whether it is expanded and visible.",
-        result: "{version, item: {id, parent, level, expanded, visible, children} | null}")
-
+    static let about = CommandAbout("outlineItem", "An item's place in a section's outline: its parent, level, children, and whether it is expanded and visible.", result: "{version, item: {id, parent, level, expanded, visible, children} | null}")
     @Arg("The data source.") var dataSource: String
     @Arg("The section.") var section: String
     @Arg("The item.") var item: String
     @Arg("true: answer null when the outline does not contain it (UIKit's contains).") var nullIfMissing: Bool?
     @Arg("A view of the data source: expanded and visible as it shows them (its own expansion, with scope perView).") var view: String?
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let dataSource = try context.dataSource(self.dataSource)

@@ -2,19 +2,12 @@ import ListDurability
 import ListWire
 
 /// `backup`: a consistent copy of the stored state (administrators only).
-@ArgumentDecoding
 struct BackupCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "backup",
-        "A consistent copy of the stored state: the SQLite database as one file, in base64 (listctl backup FILE writes it). Root and listd's own user only.",
-        result: "{bytes, database}")
-
-    init() {}
-
+    static let about = CommandAbout("backup", "A consistent copy of the stored state: the SQLite database as one file, in base64 (listctl backup FILE writes it). Root and listd's own user only.", result: "{bytes, database}")
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         // The copy holds every user's data: for administrators only.
         try context.state.requireAdministrator(context.connection, for: "backup")
-        guard let pipeline = context.state.pipeline else {
+        guard let pipeline = context.state.storage.pipeline else {
             throw WireError(.ephemeral, "listd runs with --ephemeral: nothing is stored, so there is nothing to back up.")
         }
         // A read: it runs once everything acknowledged is written, and the writer copies

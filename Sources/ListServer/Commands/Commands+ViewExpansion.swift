@@ -6,17 +6,11 @@ import ListWire
 /// Expansion per view: a data source whose expansion scope is `perView` lets each view expand and
 /// collapse outline items in its own view, with read access (see `ViewExpansion`).
 /// `setExpansionScope`: whose outline expansion a data source's views show.
-@ArgumentDecoding
 struct SetExpansionScopeCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "setExpansionScope",
-        "Whose outline expansion views show: shared (expand and collapse change the data source, for every view) or perView (each view may also expand and collapse in its own view, with read access).",
-        result: "{dataSource, version, expansionScope}")
+    static let about = CommandAbout("setExpansionScope", "Whose outline expansion views show: shared (expand and collapse change the data source, for every view) or perView (each view may also expand and collapse in its own view, with read access).", result: "{dataSource, version, expansionScope}")
     static var effect: Command.Effect { .mutates }
     @Arg("The data source.") var dataSource: String
     @Arg("shared is where every data source starts.") var scope: ExpansionScope
-
-    init() {}
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let committed = try context.state.commit(
@@ -43,7 +37,6 @@ extension ExpansionScope: JSONArgumentValue {
 }
 
 /// `expandInView` and `collapseInView`: outline items expanded or collapsed in one view only.
-@ArgumentDecoding
 struct ViewExpansionCommand<Direction: ExpansionDirection>: CommandDeclaration {
     static var about: CommandAbout {
         CommandAbout(
@@ -56,8 +49,6 @@ struct ViewExpansionCommand<Direction: ExpansionDirection>: CommandDeclaration {
     @Arg("The section holding the outline.") var section: String
     @Arg("Outline items.") var items: [String]
     @Arg("false: the view shows the change without animation (default true).") var animatingDifferences: Bool?
-
-    init() { target = ViewTarget() }
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         let view = try target.view(context)

@@ -3,12 +3,8 @@ import ListStore
 import ListWire
 
 /// `attach`: this connection becomes a view of a data source.
-@ArgumentDecoding
 struct AttachCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "attach",
-        "Attaches this connection as a view of a data source: the current snapshot now, then a `changes` event for every mutation, in version order.",
-        result: "{view, incarnation, version, resumed, sections?, selections?: [{view, user, items}], expansionScope?: \"perView\"}")
+    static let about = CommandAbout("attach", "Attaches this connection as a view of a data source: the current snapshot now, then a `changes` event for every mutation, in version order.", result: "{view, incarnation, version, resumed, sections?, selections?: [{view, user, items}], expansionScope?: \"perView\"}")
     @Arg("The data source.") var dataSource: String
     @Arg("A name for the view, unique on the data source (one is made up when absent).") var view: String?
     @Arg("Resume: the last version this view applied (give incarnation too).") var fromVersion: Count?
@@ -18,8 +14,6 @@ struct AttachCommand: CommandDeclaration {
     @Arg(
         "Expansion scope perView: what this view expanded or collapsed itself before (attaching anew); it shows the snapshot as they make it (never resumed). Ignored when the scope is shared; unknown items are left out."
     ) var expansion: ViewExpansionArgument?
-
-    init() {}
 
     func validate(_ context: CommandContext) throws(WireError) {
         if (fromVersion == nil) != (incarnation == nil) {
@@ -115,14 +109,10 @@ struct AttachCommand: CommandDeclaration {
 }
 
 /// `detach`: a view of this connection, or all its views of a data source, detached.
-@ArgumentDecoding
 struct DetachCommand: CommandDeclaration {
-    static let about = CommandAbout(
-        "detach", "Detaches a view of this connection (by name), or all its views of a data source.", result: "{detached: [view]}")
+    static let about = CommandAbout("detach", "Detaches a view of this connection (by name), or all its views of a data source.", result: "{detached: [view]}")
     @Arg("The view's name (or give dataSource).") var view: String?
     @Arg("Every view of this connection on this data source.") var dataSource: String?
-
-    init() {}
 
     func validate(_ context: CommandContext) throws(WireError) {
         if view == nil && dataSource == nil {

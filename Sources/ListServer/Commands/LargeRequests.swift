@@ -169,7 +169,7 @@ extension CommandRouter {
     /// no thread for it (in process), or a shared store (whose conflicts are run again on the loop).
     static func rehearsedOffLoop(_ change: StateChange, _ context: CommandContext, animatingDifferences: Bool) -> CommandResult? {
         let state = context.state
-        guard let pool = state.largeRequests, state.follower == nil, let loop = context.connection.eventLoop, case .dataSource(let name, _, _, let operation) = change
+        guard let pool = state.storage.largeRequests, state.storage.follower == nil, let loop = context.connection.eventLoop, case .dataSource(let name, _, _, let operation) = change
         else { return nil }
         switch operation {
         case .replaceOutline, .setExpansion: break
@@ -214,7 +214,7 @@ extension ServerState {
     /// Frees what `box` holds on the large-request thread (here at once when there is none): freeing a
     /// replaced 1M-item snapshot takes time the loop need not spend.
     func releaseOffLoop<Value>(_ box: Releasing<Value>) {
-        guard let pool = largeRequests else { return box.drop() }
+        guard let pool = storage.largeRequests else { return box.drop() }
         pool.submit { _ in box.drop() }
     }
 }

@@ -30,7 +30,7 @@ extension ConnectionHandler {
         // pipelined requests) leave in one write.
         context.write(wrapOutboundOut(event), promise: nil)
         flushLater(context: context)
-        state.eventsSent += 1
+        state.stats.eventsSent += 1
         // A view whose peer does not read keeps growing past the moment it stopped being writable: its
         // share of maxOutputBytesTotal is looked at again for every maxOutputBytes more.
         if !context.channel.isWritable, output.isDueForReweighing(every: limits.maximumOutputBytes) { state.shedHeldOutput() }
@@ -52,7 +52,7 @@ extension ConnectionHandler {
         let limit = state.configuration.maximumViewQueueBytes
         if channelMayHold(atLeast: limit - count + 1, context: context) {
             let buffered = output.channelBytesBound
-            state.viewsOverflowed += 1
+            state.stats.viewsOverflowed += 1
             state.logger.warning(
                 "view fell behind; disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "bufferedBytes": "\(buffered)"])
             detachAllViews()
@@ -72,7 +72,7 @@ extension ConnectionHandler {
     /// Closes at once, logging why (a plugin that broke the protocol).
     func disconnect(reason: String) {
         guard let context, !machine.isClosing else { return }
-        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "plugin": "\(plugin?.name ?? "-")", "reason": "\(reason)"])
+        state.logger.warning("disconnecting", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "plugin": "\(client.plugin?.name ?? "-")", "reason": "\(reason)"])
         perform(machine.disconnect(), context: context)
     }
 

@@ -91,7 +91,7 @@ extension ConnectionHandler {
         guard let context, !machine.isClosing else { return }
         let held = machine.heldPartialBytes
         let actions = machine.abandonPartialLine()
-        state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
+        state.stats.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
         state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "partialLineBytes": "\(held)"])
         write(context: context, reply: router.errorReply(id: nil, WireError(.lineTooLong, message)))
         perform(actions, context: context)
@@ -105,8 +105,8 @@ extension ServerState {
     /// user's one long line.
     func shedPartialLines() {
         let cap = configuration.maximumPartialLineBytesTotal
-        let holders = connections.values.filter { $0.heldPartialBytes > 0 && !$0.closing }.map { ($0, $0.heldPartialBytes) }
-        for shed in Self.shedFairly(holders, total: partialLineBytes, cap: cap) {
+        let holders = connections.values.filter { $0.machine.heldPartialBytes > 0 && !$0.machine.isClosing }.map { ($0, $0.machine.heldPartialBytes) }
+        for shed in Self.shedFairly(holders, total: connections.partialLineBytes, cap: cap) {
             let user = shed.connection.identity
             shed.connection.abandonPartialLine(
                 "Unfinished lines across all connections passed maxPartialLineBytesTotal (\(cap) bytes); user "
@@ -149,8 +149,8 @@ extension ServerState {
     func heldOutput() -> (total: Int, holders: [(connection: ConnectionHandler, bytes: Int)]) {
         var holders: [(connection: ConnectionHandler, bytes: Int)] = []
         var total = 0
-        for connection in connections.values where !connection.closing {
-            guard let context = connection.context, connection.outputPaused || !context.channel.isWritable else { continue }
+        for connection in connections.values where !connection.machine.isClosing {
+            guard let context = connection.context, connection.machine.isOutputPaused || !context.channel.isWritable else { continue }
             let bytes = connection.unsentBytes(context: context)
             holders.append((connection, bytes))
             total += bytes
@@ -173,7 +173,7 @@ extension ServerState {
                     "userHeldBytes": "\(shed.userBytes)", "heldOutputBytes": "\(total)", "maxOutputBytesTotal": "\(cap)",
                 ])
             shed.connection.closeHoldingOutput()
-            connectionsClosedForHeldOutput += 1
+            stats.connectionsClosedForHeldOutput += 1
         }
     }
 }

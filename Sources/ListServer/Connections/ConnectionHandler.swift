@@ -74,7 +74,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard !machine.isClosing else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
-            state.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
+            state.stats.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
             let reply = router.errorReply(
                 id: nil, WireError(.lineTooLong, "The line is longer than \(limits.maximumLineBytes) bytes; closing the connection."))
             // After the replies to the lines before it, then the connection closes.
@@ -96,7 +96,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // The request log (debug level): who asked what, how it ended, how long it took.
         let logged = state.logger.logLevel <= .debug
         let started = logged ? NIODeadline.now() : .distantPast
-        lastErrorCode = nil
+        client.lastErrorCode = nil
         let outcome = line.withUnsafeReadableBytes { bytes -> CommandResult? in
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }  // blank lines are ignored
             return router.handle(line: bytes, connection: self)
@@ -106,8 +106,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             state.logger.debug(
                 "request",
                 metadata: [
-                    "connection": "\(id)", "user": "\(identity.displayName)", "command": "\(currentCommand.isEmpty ? "-" : currentCommand)",
-                    "outcome": "\(lastErrorCode ?? (outcome.deferred == nil ? "ok" : "pending"))",
+                    "connection": "\(id)", "user": "\(identity.displayName)", "command": "\(client.currentCommand.isEmpty ? "-" : client.currentCommand)",
+                    "outcome": "\(client.lastErrorCode ?? (outcome.deferred == nil ? "ok" : "pending"))",
                     "microseconds": "\((NIODeadline.now() - started).nanoseconds / 1_000)",
                 ])
         }
@@ -164,7 +164,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func flushLater(context: ChannelHandlerContext) {
         guard !output.flushScheduled else { return }
         output.flushScheduled = true
-        state.flushAtEndOfTurn(self, on: context.eventLoop)
+        state.publisher.flushAtEndOfTurn(self, on: context.eventLoop)
     }
 
     /// The flush `flushLater` asked for.
@@ -182,7 +182,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // (A small one only: an idle connection keeps it.)
             if replyScratch.capacity == 0, reply.capacity <= 512 { replyScratch = reply }
         }
-        if let broadcast = outcome.broadcast { state.send(broadcast) }
+        if let broadcast = outcome.broadcast { state.publisher.send(broadcast) }
         for action in outcome.afterReply { action() }
     }
 
@@ -253,9 +253,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .closeNow:
             output.gathered = nil
             context.close(promise: nil)
-        case .countPartialLineBytes(let bytes): state.partialLineBytes += bytes
+        case .countPartialLineBytes(let bytes): state.connections.partialLineBytes += bytes
         case .checkPartialLineTotal:
-            if state.partialLineBytes > state.configuration.maximumPartialLineBytesTotal { state.shedPartialLines() }
+            if state.connections.partialLineBytes > state.configuration.maximumPartialLineBytesTotal { state.shedPartialLines() }
         case .schedulePartialLineCheck(let deadline):
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(deadline: deadline) { bound.value.partialLineTimerFired() }

@@ -38,8 +38,8 @@ extension ServerState {
                 .limitExceeded, "listd holds \(connections.count) connections, its limit (maxConnections).",
                 details: ["limit": "maxConnections"])
             logRefusal("refusing a connection: maxConnections", identity, connections: connections.count, level: .warning)
-        } else if identity.uid != 0, case let held = connectionCount(of: identity.uid), held >= configuration.maximumConnectionsPerUser {
-            quotaRefusals += 1
+        } else if identity.uid != 0, case let held = connections.count(of: identity.uid), held >= configuration.maximumConnectionsPerUser {
+            stats.quotaRefusals += 1
             error = WireError(
                 .quotaExceeded,
                 "User \(identity.displayName) (uid \(identity.uid)) holds \(held) connections, the per-user limit (maxConnectionsPerUser).",
@@ -55,17 +55,17 @@ extension ServerState {
     /// the journal (the line says how many refusals went unlogged since the last one).
     private func logRefusal(_ message: String, _ identity: PeerIdentity, connections: Int, level: Logger.Level) {
         let now = NIODeadline.now()
-        if let last = lastRefusalLogged, now - last < .seconds(1) {
-            refusalsNotLogged += 1
+        if let last = stats.lastRefusalLogged, now - last < .seconds(1) {
+            stats.refusalsNotLogged += 1
             return
         }
-        lastRefusalLogged = now
+        stats.lastRefusalLogged = now
         logger.log(
             level: level, "\(message)",
             metadata: [
                 "user": "\(identity.displayName)", "uid": "\(identity.uid)", "connections": "\(connections)",
-                "notLoggedSinceLast": "\(refusalsNotLogged)",
+                "notLoggedSinceLast": "\(stats.refusalsNotLogged)",
             ])
-        refusalsNotLogged = 0
+        stats.refusalsNotLogged = 0
     }
 }

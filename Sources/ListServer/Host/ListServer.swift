@@ -61,7 +61,7 @@ public final class ListServer: Sendable {
                 }
                 pipeline.loaded(opened.loaded)
                 if opened.periodicSync { pipeline.startPeriodicSync() }
-                state.pipeline = pipeline
+                state.storage.pipeline = pipeline
                 if let shared = opened.store as? SharedStore { state.follow(shared, pipeline: pipeline, loop: loop) }
             }
             if configuration.demo {
@@ -102,7 +102,7 @@ public final class ListServer: Sendable {
                     let serverState = state.value
                     let limits = serverState.configuration
                     if let refusal = serverState.refusal(of: identity) {
-                        serverState.connectionsRefused += 1
+                        serverState.stats.connectionsRefused += 1
                         try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler(reply: refusal))
                         return
                     }
@@ -344,17 +344,17 @@ public final class ListServer: Sendable {
     /// thread large requests are prepared on.
     func closeStorage() async {
         let state = self.state
-        while (try? await channel.eventLoop.submit { state.value.pipeline?.isIdle ?? true }.get()) == false {
+        while (try? await channel.eventLoop.submit { state.value.storage.pipeline?.isIdle ?? true }.get()) == false {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        if let (store, reader) = try? await channel.eventLoop.submit({ state.value.follower.map { ($0.store, $0.reader) } }).get() {
+        if let (store, reader) = try? await channel.eventLoop.submit({ state.value.storage.follower.map { ($0.store, $0.reader) } }).get() {
             store.stopFollowing()
             try? await reader.shutdownGracefully()
         }
-        if let (writer, background, store) = try? await channel.eventLoop.submit({ state.value.pipeline.map { ($0.writer, $0.background, $0.store) } }).get() {
+        if let (writer, background, store) = try? await channel.eventLoop.submit({ state.value.storage.pipeline.map { ($0.writer, $0.background, $0.store) } }).get() {
             await CommitPipeline.close(writer: writer!, background: background, store: store)
         }
-        if let largeRequests = try? await channel.eventLoop.submit({ state.value.largeRequests }).get() {
+        if let largeRequests = try? await channel.eventLoop.submit({ state.value.storage.largeRequests }).get() {
             try? await largeRequests.shutdownGracefully()
         }
     }

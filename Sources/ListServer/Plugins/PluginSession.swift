@@ -133,13 +133,13 @@ final class PluginSession {
         guard !isClosed else { return }
         isClosed = true
         let state = connection.state
-        for type in types where state.pluginsByType[type] === self { state.pluginsByType[type] = nil }
+        for type in types where state.plugins.byType[type] === self { state.plugins.byType[type] = nil }
         state.logger.error("plugin \"\(name)\" disconnected: \(reason)", metadata: ["plugin": "\(name)"])
         connection.disconnect(reason: reason)
         failAll()
         if restart {
             let pid = connection.identity.pid
-            state.supervisor?.restart(
+            state.plugins.supervisor?.restart(
                 peer: pid, reason: "plugin \(name): \(reason)", grace: .milliseconds(state.configuration.pluginStopGraceMilliseconds))
         }
     }

@@ -181,7 +181,7 @@ extension ServerState {
                     metadata: ["user": "\(connection.identity.displayName)", "dataSource": "\(view.dataSource)", "view": "\(view.name)"])
                 connection.viewDropped(view, reason: "access")
             }
-            if let plugin = connection.plugin, !policy.mayProvidePlugins(connection.identity) {
+            if let plugin = connection.client.plugin, !policy.mayProvidePlugins(connection.identity) {
                 plugin.close(reason: "user \(connection.identity.displayName) is no longer trusted to provide plugins")
             }
         }

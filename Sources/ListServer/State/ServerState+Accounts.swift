@@ -49,19 +49,19 @@ extension ServerState {
     /// `hello` with `relay`: the connection relays for others from now on (before it attaches views, so
     /// that everything its views keep is charged to the relay's account).
     func becomeRelay(_ relay: Bool, _ connection: ConnectionHandler) throws(WireError) {
-        guard relay != connection.isRelay else { return }
+        guard relay != connection.client.isRelay else { return }
         guard relay, connection.views.isEmpty else {
             throw WireError(
                 .invalidArgument,
                 relay ? "relay: say it in hello before attaching views." : "relay: a relay stays one for the connection's life.")
         }
-        connection.isRelay = true
+        connection.client.isRelay = true
     }
 }
 
 extension ConnectionHandler {
     /// Bytes of request lines waiting their turn and of the unfinished line the framer holds.
     var queuedBytes: Int {
-        queued.reduce(heldPartialBytes) { $0 + $1.readableBytes }
+        machine.heldRequestLines.reduce(machine.heldPartialBytes) { $0 + $1.readableBytes }
     }
 }

@@ -80,18 +80,18 @@ extension ServerState {
         storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
     ) throws(WireError) -> Committed {
         let change = followed ? change : try authorized(change, connection: connection)
-        let recordingUndo = pipeline != nil && !followed
+        let recordingUndo = storage.pipeline != nil && !followed
         var applied = try engine.commit(
             change, limits: followed ? .none : changeLimits, recordingUndo: recordingUndo, storedEvent: storedEvent, known: known,
             rehearsal: rehearsal, animatingDifferences: animatingDifferences)
         // The replaced snapshot is freed off the loop (nothing else may keep it: the outcome lets it go).
         let retired = applied.outcome.retired.map(Releasing.init)
         applied.outcome.retired = nil
-        if !followed, let follower { follower.touched(change.dataSourceName) }
+        if !followed, let follower = storage.follower { follower.touched(change.dataSourceName) }
         var committed = Committed(outcome: applied.outcome)
         committed.changesJSON = applied.changesJSON
         // Stored with what undoes it; a change that changed nothing answers once the changes before it are durable.
-        if let pipeline, !followed { committed.durable = pipeline.add(applied, of: change) }
+        if let pipeline = storage.pipeline, !followed { committed.durable = pipeline.add(applied, of: change) }
         let dataSource = applied.dataSource
         committed.dataSource = dataSource
         if applied.outcome.unchanged { return committed }  // nothing was stored and nothing is sent
@@ -208,7 +208,7 @@ extension ServerState {
     /// Refuses a change the store cannot take now or the connection's user may not make; else the
     /// change with that user as the owner of what it creates.
     private func authorized(_ change: StateChange, connection: ConnectionHandler?) throws(WireError) -> StateChange {
-        if let reason = pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
+        if let reason = storage.pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
         let actor = identity(of: connection)
         try authorize(change, by: actor)
         return owned(change, by: actor.uid)

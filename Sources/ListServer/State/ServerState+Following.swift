@@ -12,7 +12,7 @@ extension ServerState {
     /// Starts following the other instances that share `store`.
     func follow(_ store: SharedStore, pipeline: CommitPipeline, loop: EventLoop) {
         let follower = StoreFollower(store: store, state: self, pipeline: pipeline, loop: loop, logger: logger)
-        self.follower = follower
+        self.storage.follower = follower
         follower.start()
     }
 
@@ -21,7 +21,7 @@ extension ServerState {
     /// line the committing instance stored (`storedEvent`), else one made here.
     func publishFollowed(_ change: StateChange, storedEvent: [UInt8]?) throws(WireError) {
         let committed = try commit(change, connection: nil, followed: true, storedEvent: storedEvent)
-        if let broadcast = committed.broadcast { send(broadcast) }
+        if let broadcast = committed.broadcast { publisher.send(broadcast) }
         for action in committed.afterReply { action() }
     }
 
@@ -84,7 +84,7 @@ extension ServerState {
             dataSource.reprojectExpansion(of: view)
             dataSource.settleExpansion(of: view)
         }
-        send(Broadcast(dataSource: dataSource, event: buffer))
+        publisher.send(Broadcast(dataSource: dataSource, event: buffer))
         CommandRouter.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
     }
 }

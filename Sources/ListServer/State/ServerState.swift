@@ -21,7 +21,7 @@ package final class ServerState {
     /// sources; the server changes them only through `commit` and the engine's other writes.
     package let engine: StateEngine<DataSourceViews>
     /// The store, its pipeline and follower (empty with `--ephemeral`).
-    var storage = ServerStorage()
+    package var storage = ServerStorage()
     /// The open connections.
     var connections = ConnectionRegistry()
     /// Connected and supervised plugins.
@@ -64,7 +64,7 @@ package final class ServerState {
 
     func unregister(_ connection: ConnectionHandler) {
         connections.remove(connection)
-        if let plugin = connection.plugin { plugins.disconnected(plugin, logger: logger) }
+        if let plugin = connection.client.plugin { plugins.disconnected(plugin, logger: logger) }
         for attachment in connection.views { dataSources[attachment.dataSource]?.detach(view: attachment.name) }
     }
 
@@ -95,6 +95,13 @@ package final class ServerState {
         let loaded = storage.opened.map { "; \($0.summary)" } ?? ""
         return "Serving \(dataSources.count) data source\(dataSources.count == 1 ? "" : "s"), \(items) item\(items == 1 ? "" : "s"), "
             + "\(connections.count) connection\(connections.count == 1 ? "" : "s"), \(viewCount) view\(viewCount == 1 ? "" : "s")" + loaded
+    }
+}
+
+extension ServerState {
+    /// Tells every view that uses registration `key` that it was created, replaced or deleted.
+    func tellViews(registration key: String, change: ViewEvent.RegistrationChange) {
+        publisher.tellViews(registration: key, change: change, in: dataSources)
     }
 }
 

@@ -72,7 +72,7 @@ final class DisplaySignals {
 
     /// Forgets watchers whose connection is gone or closing.
     private func pruneClosed() {
-        watchers = watchers.filter { $0.value.connection.map { !$0.closing } ?? false }
+        watchers = watchers.filter { $0.value.connection.map { !$0.machine.isClosing } ?? false }
     }
 
     /// Notes that `view` will display `items` (it dequeued their cells), or (`prefetch`) is about to.

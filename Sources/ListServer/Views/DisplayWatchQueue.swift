@@ -116,17 +116,17 @@ final class DisplayWatchQueue {
     func exceeds(_ limit: Int) -> Bool {
         guard let connection, let context = connection.context else { return false }
         if heldBytes > limit { return true }
-        return connection.channelMayHold(atLeast: limit - heldBytes + 1 - (connection.pending?.readableBytes ?? 0), context: context)
+        return connection.channelMayHold(atLeast: limit - heldBytes + 1 - (connection.output.gathered?.readableBytes ?? 0), context: context)
     }
 
     /// Sends the entries in order while the connection's output is below `maxOutputBytes` (its channel
     /// is writable); returns whether some still wait.
     func deliver(dataSource: String) -> Bool {
-        guard let connection, let context = connection.context, !connection.closing else {
+        guard let connection, let context = connection.context, !connection.machine.isClosing else {
             clear()
             return false
         }
-        while nextEntry < entries.count, context.channel.isWritable, !connection.closing {
+        while nextEntry < entries.count, context.channel.isWritable, !connection.machine.isClosing {
             let entry = entries[nextEntry]
             nextEntry += 1
             switch entry {
@@ -149,6 +149,6 @@ final class DisplayWatchQueue {
             entries.removeFirst(nextEntry)
             nextEntry = 0
         }
-        return !isEmpty && !connection.closing
+        return !isEmpty && !connection.machine.isClosing
     }
 }
