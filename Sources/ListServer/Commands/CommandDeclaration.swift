@@ -66,8 +66,11 @@ extension Command {
             name: Declaration.about.name, summary: Declaration.about.summary, arguments: ArgumentDocumentation.of(Declaration()),
             result: Declaration.about.result, effect: Declaration.effect
         ) { arguments, context throws(WireError) in
-            var command = try Declaration(arguments: &arguments)
-            try command.validate(context)
+            var decoded = try Declaration(arguments: &arguments)
+            try decoded.validate(context)
+            // Captured as a constant: the closure's context holds the command (a captured `var` would be
+            // boxed on its own, one allocation more a request).
+            let command = decoded
             return PreparedCommand(target: command.mutationTarget) { context throws(WireError) in try command.run(context) }
         }
     }
