@@ -51,6 +51,7 @@ extension StateModel {
     /// Installs a rehearsed change: the data source takes the rehearsal's result in O(number of outlines),
     /// after the per-user quotas are checked. `nil` (nothing changed) when the data source is no longer
     /// at the version the change was rehearsed against: apply the change instead.
+    @usableFromInline
     func install(_ rehearsal: Rehearsal, limits: ChangeLimits, recordingUndo: Bool) throws(WireError) -> ChangeOutcome? {
         guard case .dataSource(let name, _, _, _) = rehearsal.change, let dataSource = dataSources[name],
             dataSource.version == rehearsal.baseVersion, dataSource.incarnation == rehearsal.baseIncarnation

@@ -51,8 +51,15 @@ public final class ServedDataSource<Attachment: DataSourceAttachment> {
         chargedChangeLogBytes = retained.byteCount
     }
 
+    /// Keeps the event of `version` for views that resume (`nil`: that version's event is not kept).
+    @usableFromInline
+    func retain(_ version: Int, _ event: [UInt8]?) {
+        retained.append(version, event)
+    }
+
     /// Drops the oldest retained events while the owner's account is past `limit` (views resuming from
     /// before them get the whole snapshot); the newest version's event is dropped last.
+    @usableFromInline
     func trimChangeLog(toQuota limit: Int) {
         let owner = AccountHolder(uid: model.owner)
         guard owner.isCharged, let accounts, limit < .max else { return }

@@ -1,5 +1,6 @@
 import CellCore
 import DiffableCore
+import ListLayout
 import ListStore
 import ListWire
 
@@ -42,6 +43,10 @@ public final class StateEngine<Attachment: DataSourceAttachment> {
     /// - `animatingDifferences`: false marks the changes (`"animatingDifferences": false`) so that views
     ///   apply them without animation; it travels in the event line, retained and stored with the version.
     ///   (`known` changes carry it in their encoding.)
+    ///
+    /// Inlinable, so that the server's calls are specialized for its attachment: the command path runs
+    /// no generic code of the engine (no metadata look-ups, no value-witness copies).
+    @inlinable
     public func commit(
         _ change: StateChange, limits: ChangeLimits, recordingUndo: Bool, storedEvent: [UInt8]? = nil, known: KnownChanges? = nil,
         rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
@@ -85,7 +90,7 @@ public final class StateEngine<Attachment: DataSourceAttachment> {
             }
             let retainable = !outcome.reloadData && (applied.event?.count ?? .max) <= RetainedEvents.maximumEventBytes
             applied.retainedEvent = retainable ? applied.event : nil
-            dataSource.retained.append(dataSource.version, applied.retainedEvent)
+            dataSource.retain(dataSource.version, applied.retainedEvent)
             dataSource.trimChangeLog(toQuota: limits.quota.maximumBytes)
         case .register, .replaceRegistration, .unregister:
             break
@@ -189,7 +194,8 @@ public final class StateEngine<Attachment: DataSourceAttachment> {
     }
 
     /// Starts serving a data source the model just created.
-    private func serve(_ name: String) -> Served {
+    @usableFromInline
+    func serve(_ name: String) -> Served {
         let dataSource = served(model.dataSources[name]!)
         dataSources[name] = dataSource
         return dataSource
@@ -214,6 +220,12 @@ extension StateEngine where Attachment == NoViews {
 
 /// What `StateEngine.commit` did: the outcome and the event made for it.
 public struct AppliedChange<Attachment: DataSourceAttachment> {
+    @inlinable
+    init(outcome: ChangeOutcome, previousVersion: Int?) {
+        self.outcome = outcome
+        self.previousVersion = previousVersion
+    }
+
     public var outcome: ChangeOutcome
     /// The data source's version before the change (`nil` for registrations, or a new data source).
     public var previousVersion: Int?

@@ -93,6 +93,7 @@ public final class StateModel {
     ///
     /// - Complexity: that of the operation (an edit costs what `Snapshot.perform` costs; no whole-state
     ///   copy, also when recording its undo).
+    @usableFromInline
     func apply(_ change: StateChange, limits: ChangeLimits, recordingUndo: Bool = false, knownChanges: StagedChanges? = nil) throws(WireError)
         -> ChangeOutcome
     {
