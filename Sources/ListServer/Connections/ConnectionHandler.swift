@@ -80,7 +80,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // After the replies to the lines before it, then the connection closes.
             perform(machine.lineTooLong(answer: CommandResult(reply: .encoded(reply))), context: context)
         case .line(let line):
-            perform(machine.lineFramed(line), context: context)
+            if let line = machine.admit(line) { runLine(line, context: context) }
         case .partial(let bytes):
             perform(machine.partialLine(bytes: bytes, now: context.eventLoop.now), context: context)
         }
@@ -122,7 +122,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// and now waits for its own write).
     private func process(_ outcome: CommandResult, context: ChannelHandlerContext) {
         guard let deferred = outcome.deferred else {
-            perform(machine.replyReady(outcome), context: context)
+            if machine.deliversReplyAtOnce {
+                deliver(outcome, context: context)
+            } else {
+                machine.queue(outcome)
+            }
             return
         }
         if outcome.awaitsStorage {

@@ -117,13 +117,19 @@ struct ConnectionStateMachine<Reply> {
 
     /// A whole line arrived: run it now, or hold it behind what holds lines.
     mutating func lineFramed(_ line: ByteBuffer) -> Action? {
+        admit(line).map(Action.run)
+    }
+
+    /// `lineFramed` without an action (the driver's hot path: no enum to build and take apart): the line
+    /// to run now, or nil (held, or the connection is closing).
+    mutating func admit(_ line: ByteBuffer) -> ByteBuffer? {
         guard !isClosing else { return nil }
         partialLineStarted = nil
         if isHoldingLines {
             heldLines.append(line)
             return nil
         }
-        return .run(line)
+        return line
     }
 
     /// An overlong line arrived (nothing more will be framed): `reply` (its `line-too-long`) goes after
@@ -193,10 +199,17 @@ struct ConnectionStateMachine<Reply> {
 
     /// A request's reply is known: delivered now, or queued behind the replies before it.
     mutating func replyReady(_ reply: Reply) -> Action? {
-        if replies.isEmpty { return .deliver(reply) }
-        replies.append(reply)
+        if deliversReplyAtOnce { return .deliver(reply) }
+        queue(reply)
         return nil
     }
+
+    /// Whether a reply known now is delivered at once (nothing is queued before it); if not, `queue` it.
+    /// (`replyReady` in two steps, for the driver's hot path: the reply is not moved through an action.)
+    var deliversReplyAtOnce: Bool { replies.isEmpty }
+
+    /// Queues a known reply behind the replies before it.
+    mutating func queue(_ reply: Reply) { replies.append(reply) }
 
     /// A request's reply waits for its change to be stored; the next requests run, their replies queue
     /// behind it. Report it with `replyResolved`.
