@@ -23,15 +23,15 @@ protocol CommandDeclaration: ArgumentDecodable {
     /// Runs the command (again, for a mutation that lost to another instance's commit).
     func run(_ context: CommandContext) throws(WireError) -> CommandResult
 
-    /// The data source and version a mutation is for (the router runs it again after catching up
-    /// when `ifVersion` is newer than the version held here).
-    var mutationTarget: MutationTarget? { get }
+    /// The version a mutation expects its data source at (`ifVersion`): the router runs it again after
+    /// catching up when it is newer than the version held here.
+    var expectedVersion: ExpectedVersion? { get }
 }
 
 extension CommandDeclaration {
     static var effect: Command.Effect { .reads }
     mutating func validate(_ context: CommandContext) throws(WireError) {}
-    var mutationTarget: MutationTarget? { nil }
+    var expectedVersion: ExpectedVersion? { nil }
 }
 
 /// A mutation: its target first, then its own arguments.
@@ -41,7 +41,15 @@ protocol MutationDeclaration: CommandDeclaration {
 
 extension MutationDeclaration {
     static var effect: Command.Effect { .mutates }
-    var mutationTarget: MutationTarget? { target }
+    var expectedVersion: ExpectedVersion? {
+        target.expectedVersion.map { ExpectedVersion(dataSource: target.dataSource, version: $0) }
+    }
+}
+
+/// The version a mutation expects its data source at (its `ifVersion`).
+struct ExpectedVersion {
+    let dataSource: String
+    let version: Int
 }
 
 /// What every mutation reads first: the data source, the version it must be at, and whether views
@@ -71,7 +79,7 @@ extension Command {
             // Captured as a constant: the closure's context holds the command (a captured `var` would be
             // boxed on its own, one allocation more a request).
             let command = decoded
-            return PreparedCommand(target: command.mutationTarget) { context throws(WireError) in try command.run(context) }
+            return PreparedCommand(expected: command.expectedVersion) { context throws(WireError) in try command.run(context) }
         }
     }
 }
@@ -94,7 +102,7 @@ struct CommandAbout: Sendable {
 
 /// A request's command, decoded and validated, ready to run.
 struct PreparedCommand {
-    /// A mutation's target (for the router's retry after catching up).
-    var target: MutationTarget?
+    /// The version a mutation expects (for the router's retry after catching up); nil for most requests.
+    var expected: ExpectedVersion?
     let run: (CommandContext) throws(WireError) -> CommandResult
 }

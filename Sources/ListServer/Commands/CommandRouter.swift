@@ -192,7 +192,7 @@ struct CommandRouter: Sendable {
             }
             let prepared = try command.prepare(&arguments, context)
             try arguments.finish()
-            let execution = try Self.run(prepared.run, context: context, target: prepared.target)
+            let execution = try Self.run(prepared.run, context: context, expected: prepared.expected)
             return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {
             return fail(id: request.echoedID, error, connection: connection)
@@ -280,7 +280,7 @@ struct CommandRouter: Sendable {
     /// (up to `conflictRetries` times; the pipeline has caught up by the time it fails), and an
     /// `ifVersion` newer than the version held here (once, after catching up with the data source).
     private static func run(
-        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, target: MutationTarget?,
+        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, expected: ExpectedVersion?,
         retries: Int = conflictRetries
     ) throws(WireError) -> CommandResult {
         var execution: CommandResult
@@ -288,12 +288,12 @@ struct CommandRouter: Sendable {
             execution = try run(context)
         } catch {
             guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.storage.follower,
-                let name = target?.dataSource, let expected = target?.expectedVersion,
-                let dataSource = context.state.visibleDataSource(name, to: context.connection), expected > dataSource.version
+                let name = expected?.dataSource, let version = expected?.version,
+                let dataSource = context.state.visibleDataSource(name, to: context.connection), version > dataSource.version
             else { throw error }
             let retried = Deferred<CommandResult>()
             follower.catchUp([name], registrations: false).whenResolved {
-                final { () throws(WireError) in try Self.run(run, context: context, target: target, retries: 0) }.whenResolved { retried.resolve($0) }
+                final { () throws(WireError) in try Self.run(run, context: context, expected: expected, retries: 0) }.whenResolved { retried.resolve($0) }
             }
             var waiting = CommandResult { _ in }
             waiting.deferred = retried
@@ -303,7 +303,7 @@ struct CommandRouter: Sendable {
         let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
-            final { () throws(WireError) in try Self.run(run, context: context, target: target, retries: retries - 1) }.whenResolved { retried.resolve($0) }
+            final { () throws(WireError) in try Self.run(run, context: context, expected: expected, retries: retries - 1) }.whenResolved { retried.resolve($0) }
         }
         execution.deferred = retried
         return execution
