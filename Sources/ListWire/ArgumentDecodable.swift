@@ -1,7 +1,8 @@
 /// A declaration (a command, a group of arguments, an edit): a type whose stored properties are its
-/// arguments (`@Arg`s) and groups of them. scripts/generate-argument-decoding writes its `init(arguments:)`, which reads
-/// them in one pass, in declaration order, each under its property's name: what a type declares is what it
-/// reads, so an argument nobody declared is left unread and `Arguments.finish()` calls it unknown.
+/// arguments (`@Arg`s) and groups of them. The build writes its `init(arguments:)`
+/// (scripts/generate-argument-decoding), which reads them in one pass, in declaration order, each under
+/// its property's name: what a type declares is what it reads, so an argument nobody declared is left
+/// unread and `Arguments.finish()` calls it unknown.
 public protocol ArgumentDecodable: Sendable {
     /// Reads the declared arguments from a request's (marking what it reads).
     ///
