@@ -70,6 +70,15 @@ struct LocalUsersTests {
         _ = try other.request(["cmd": "attach", "dataSource": "tasks", "view": "mine"]).result()
         _ = try other.request(["cmd": "dequeue", "view": "mine", "indexPaths": [[0, 1]]]).result()
 
+        // `stats` counts the views of one's own connections only; an administrator sees everyone's.
+        func clients(_ connection: LineConnection) throws -> [JSONValue] {
+            try connection.request(["cmd": "stats"]).result()["connections"]?["clients"]?.arrayValue ?? []
+        }
+        let seenByOther = try clients(other)
+        #expect(seenByOther.contains { $0["uid"] == .int(Int(otherUID)) && $0["views"] == 1 })
+        #expect(!seenByOther.contains { $0["uid"] == 0 && $0["views"] != 0 })
+        #expect(try clients(root).contains { $0["uid"] == 0 && $0["views"] == 1 })
+
         // The message PROTOCOL.md shows, word for word.
         let denied = try other.request(["id": 1, "cmd": "appendItems", "dataSource": "tasks", "items": ["x"]])
         #expect(

@@ -5,8 +5,8 @@ import ListWire
 extension ServerState {
     /// The `stats` result's members, which listweb's `/metrics` exports too: the counters of `stats`
     /// (`ServerStats`) with what the other parts hold now (connections, views, cells, plugins, the store).
-    /// What `connection` may not read (other users' data sources, pids) is left out.
-    func writeStats(for connection: ConnectionHandler, to writer: inout JSONWriter) {
+    /// What `caller` may not read (other users' data sources, pids) is left out.
+    func writeStats(for caller: ConnectionHandler, to writer: inout JSONWriter) {
         let state = self
         writer.key("uptimeSeconds")
         writer.int(Int((ContinuousClock.now - state.stats.startedAt).components.seconds))
@@ -28,11 +28,11 @@ extension ServerState {
         writer.beginArray()
         // Totals over data sources the caller may not read would tell them apart from missing
         // ones: administrators see everything, others what they may read.
-        let everything = state.policy.isAdministrator(connection.identity)
-        let readable = state.dataSources.values.filter { everything || state.canRead($0.model, connection) }
+        let everything = state.policy.isAdministrator(caller.identity)
+        let readable = state.dataSources.values.filter { everything || state.canRead($0.model, caller) }
         for id in state.connections.keys.sorted() {
             let connection = state.connections[id]!
-            let views = everything || connection.identity.uid == connection.identity.uid ? connection.views.count : 0
+            let views = everything || connection.identity.uid == caller.identity.uid ? connection.views.count : 0
             var entry: [String: JSONValue] = [
                 "id": .int(id), "uid": .int(Int(connection.identity.uid)), "pid": .int(Int(connection.identity.pid)),
                 "views": .int(views),
@@ -52,7 +52,7 @@ extension ServerState {
         writer.beginArray()
         for name in state.dataSources.keys.sorted() {
             let dataSource = state.dataSources[name]!
-            guard state.canRead(dataSource.model, connection) else { continue }
+            guard state.canRead(dataSource.model, caller) else { continue }
             writer.value([
                 "name": .string(name), "version": .int(dataSource.version),
                 "sections": .int(dataSource.snapshot.numberOfSections), "items": .int(dataSource.snapshot.numberOfItems),
@@ -76,7 +76,7 @@ extension ServerState {
         writer.endArray()
         writer.key("views")
         writer.beginArray()
-        for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, connection) {
+        for name in state.dataSources.keys.sorted() where state.canRead(state.dataSources[name]!.model, caller) {
             for view in state.dataSources[name]!.attachedViews {
                 let counters = view.cells.counters.values
                 writer.value([
@@ -113,7 +113,7 @@ extension ServerState {
                 "name": .string(plugin.name), "executable": .string(plugin.executable), "running": .bool(plugin.running),
                 "starts": .int(plugin.starts),
             ]
-            if let pid = plugin.pid, state.policy.isAdministrator(connection.identity) { entry["pid"] = .int(Int(pid)) }
+            if let pid = plugin.pid, state.policy.isAdministrator(caller.identity) { entry["pid"] = .int(Int(pid)) }
             if let lastExit = plugin.lastExit { entry["lastExit"] = .string(lastExit) }
             writer.value(.object(entry))
         }
@@ -134,11 +134,11 @@ extension ServerState {
             "storedBytesByUser": .object(
                 Dictionary(
                     uniqueKeysWithValues: state.model.storedBytesByOwner
-                        .filter { state.policy.isAdministrator(connection.identity) || $0.key == connection.identity.uid }
+                        .filter { state.policy.isAdministrator(caller.identity) || $0.key == caller.identity.uid }
                         .map { (String($0.key), JSONValue.int($0.value)) })),
             // Every part of each user's account (maxBytesPerUser counts them all), by uid
             // (a root relay's as "0-relay"), under the same rule.
-            "accounts": state.accountsJSON(visibleTo: connection),
+            "accounts": state.accountsJSON(visibleTo: caller),
         ])
         if let pipeline = state.storage.pipeline {
             writer.key("storage")
