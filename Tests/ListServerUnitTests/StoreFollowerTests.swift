@@ -46,9 +46,9 @@ private final class FollowingState: @unchecked Sendable {
     func commit(_ change: StateChange) throws -> WireError? {
         try loop.flatSubmit { [self] in
             do throws(WireError) {
-                let committed = try stateValue.commit(change, connection: nil)
+                let result = try stateValue.commit(change, connection: nil)
                 let promise = loop.makePromise(of: WireError?.self)
-                if let durable = committed.durable { durable.whenResolved { promise.succeed($0) } } else { promise.succeed(nil) }
+                if let later = result.deferred { later.whenResolved { promise.succeed($0.failure) } } else { promise.succeed(result.failure) }
                 return promise.futureResult
             } catch {
                 return loop.makeSucceededFuture(error)

@@ -163,26 +163,28 @@ struct RegisterCommand: CommandDeclaration {
         // In the caller's namespace (a replacement: in the one `owner` names).
         var registration = unowned
         registration.owner = owner ?? context.connection.identity.uid
-        let committed = try context.state.commit(replace ? .replaceRegistration(registration) : .register(registration), connection: context.connection)
-        let (created, replaced) = (committed.outcome.createdRegistration, committed.outcome.replacedRegistration)
-        let repeated = !created && !replaced && CommandRouter.repeatedRegistration(name, context)
-        return committed.result { writer in
-            CommandRouter.writeIdentity(registration, to: &writer)
-            CommandRouter.writeOwner(registration.owner, state: context.state, to: &writer)
-            writer.key("created")
-            writer.bool(created)
-            if replaced {
-                writer.key("replaced")
-                writer.bool(true)
-            }
-            if repeated {
-                writer.key("warnings")
-                writer.value([[
-                    "code": "registration-repeated",
-                    "message": .string(
-                        "Registration \"\(name)\" was registered again with the same definition more than \(RegistrationRepeats.allowed) times in \(RegistrationRepeats.window.components.seconds) s on this connection: create registrations once, up front, not in the cell provider."),
-                    "identifiers": [.string(name)],
-                ]])
+        return try context.state.commit(replace ? .replaceRegistration(registration) : .register(registration), connection: context.connection) {
+            applied in
+            let (created, replaced) = (applied.outcome.createdRegistration, applied.outcome.replacedRegistration)
+            let repeated = !created && !replaced && CommandRouter.repeatedRegistration(name, context)
+            return CommandResult { writer in
+                CommandRouter.writeIdentity(registration, to: &writer)
+                CommandRouter.writeOwner(registration.owner, state: context.state, to: &writer)
+                writer.key("created")
+                writer.bool(created)
+                if replaced {
+                    writer.key("replaced")
+                    writer.bool(true)
+                }
+                if repeated {
+                    writer.key("warnings")
+                    writer.value([[
+                        "code": "registration-repeated",
+                        "message": .string(
+                            "Registration \"\(name)\" was registered again with the same definition more than \(RegistrationRepeats.allowed) times in \(RegistrationRepeats.window.components.seconds) s on this connection: create registrations once, up front, not in the cell provider."),
+                        "identifiers": [.string(name)],
+                    ]])
+                }
             }
         }
     }
@@ -254,13 +256,14 @@ struct UnregisterCommand: CommandDeclaration {
         for dataSource in state.dataSources.values {
             for view in dataSource.attachedViews { drained += view.cells.cells.values.filter { $0.registration == key }.count }
         }
-        let committed = try state.commit(.unregister(name: name, owner: uid), connection: context.connection)
-        return committed.result { writer in
-            writer.key("registration")
-            writer.string(name)
-            CommandRouter.writeOwner(uid, state: state, to: &writer)
-            writer.key("drained")
-            writer.int(drained)
+        return try state.commit(.unregister(name: name, owner: uid), connection: context.connection) { _ in
+            CommandResult { writer in
+                writer.key("registration")
+                writer.string(name)
+                CommandRouter.writeOwner(uid, state: state, to: &writer)
+                writer.key("drained")
+                writer.int(drained)
+            }
         }
     }
 }
@@ -348,12 +351,15 @@ struct ProviderCommand<Kind: ProviderKind>: CommandDeclaration {
         // Names resolve in the data source owner's namespace when used; an owner given is stored
         // with the name, so what is replayed (or followed by another instance) names the same.
         let (name, elementKind, provider) = (dataSource, kind.selectedElementKind, provider!)
-        let committed = try context.state.commit(
+        return try context.state.commit(
             .dataSource(name: name, ifVersion: nil, createAs: nil, .setCellProvider(provider, elementKind: elementKind)),
-            connection: context.connection)
-        return committed.result(dataSource: name) { writer in
-            writer.key("rules")
-            writer.int(provider.rules.count)
+            connection: context.connection
+        ) { applied in
+            CommandResult(
+                reply: .dataSource(name, after: applied.outcome) { writer in
+                    writer.key("rules")
+                    writer.int(provider.rules.count)
+                })
         }
     }
 }

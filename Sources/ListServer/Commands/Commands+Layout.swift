@@ -14,12 +14,14 @@ struct SetLayoutCommand: CommandDeclaration {
     ) var layout: LayoutDescription
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
-        let committed = try context.state.commit(
-            .dataSource(name: dataSource, ifVersion: nil, createAs: nil, .setLayout(layout)), connection: context.connection)
         let json = layout.json
-        return committed.result(dataSource: dataSource) { writer in
-            writer.key("layout")
-            writer.value(json)
+        return try context.state.commit(.dataSource(name: dataSource, ifVersion: nil, createAs: nil, .setLayout(layout)), connection: context.connection) {
+            [dataSource] applied in
+            CommandResult(
+                reply: .dataSource(dataSource, after: applied.outcome) { writer in
+                    writer.key("layout")
+                    writer.value(json)
+                })
         }
     }
 }

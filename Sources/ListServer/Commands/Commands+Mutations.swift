@@ -136,14 +136,17 @@ extension CommandRouter {
         animatingDifferences: Bool = true
     ) throws(WireError) -> CommandResult {
         if mayRehearse, rehearsal == nil, let rehearsed = rehearsedOffLoop(change, context, animatingDifferences: animatingDifferences) { return rehearsed }
-        let committed = try context.state.commit(
+        return try context.state.commit(
             change, connection: context.connection, allocator: context.allocator, known: known, rehearsal: rehearsal,
-            animatingDifferences: animatingDifferences)
-        let outcome = committed.outcome
-        return committed.result(
-            mutation: MutationReply(
-                version: outcome.version ?? 0, changesJSON: committed.changesJSON, changes: outcome.changes, reloadData: outcome.reloadData,
-                animatingDifferences: animatingDifferences, warnings: outcome.warnings, unchanged: outcome.unchanged))
+            animatingDifferences: animatingDifferences
+        ) { applied in
+            let outcome = applied.outcome
+            return CommandResult(
+                reply: .mutation(
+                    MutationReply(
+                        version: outcome.version ?? 0, changesJSON: applied.changesJSON, changes: outcome.changes, reloadData: outcome.reloadData,
+                        animatingDifferences: animatingDifferences, warnings: outcome.warnings, unchanged: outcome.unchanged)))
+        }
     }
 }
 

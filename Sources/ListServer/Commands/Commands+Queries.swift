@@ -12,7 +12,7 @@ struct CreateDataSourceCommand: CommandDeclaration {
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
         try context.state.commit(
             .createDataSource(name: dataSource, incarnation: Incarnation.make(), content: DataSourceContent()), connection: context.connection
-        ).result(dataSource: dataSource)
+        ) { [dataSource] in CommandResult(reply: .dataSource(dataSource, after: $0.outcome)) }
     }
 }
 
@@ -23,7 +23,9 @@ struct DropDataSourceCommand: CommandDeclaration {
     @Arg("The data source.") var dataSource: String
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
-        try context.state.commit(.dropDataSource(name: dataSource), connection: context.connection).result(dataSource: dataSource)
+        try context.state.commit(.dropDataSource(name: dataSource), connection: context.connection) { [dataSource] in
+            CommandResult(reply: .dataSource(dataSource, after: $0.outcome))
+        }
     }
 }
 

@@ -51,23 +51,28 @@ struct ReorderCommand: CommandDeclaration {
         }
         let change = StateChange.dataSource(
             name: dataSource.name, ifVersion: nil, createAs: nil, .edit(.moveItem(item, before != nil ? .before(destination) : .after(destination))))
-        var committed = try context.state.commit(
-            change, connection: context.connection, allocator: context.allocator, animatingDifferences: animating)
-        let outcome = committed.outcome
-        var changes = JSONWriter(capacity: 128)
-        changes.changes(outcome.changes, reloadData: false, animatingDifferences: animating)
-        let changesJSON = committed.changesJSON ?? changes.bytes[...]
-        // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
-        let event = ViewEvent.didReorder(
-            dataSource: dataSource.name, view: view.name, user: context.connection.identity.displayName, item: item,
-            version: outcome.version ?? 0, changes: changesJSON)
-        let display = dataSource.display
-        committed.afterReply.append { display.send(event) }
-        return committed.result { writer in
-            writer.key(literal: "version")
-            writer.int(outcome.version ?? 0)
-            writer.key(literal: "changes")
-            writer.raw(changesJSON)
+        let (user, display) = (context.connection.identity.displayName, dataSource.display)
+        return try context.state.commit(change, connection: context.connection, allocator: context.allocator, animatingDifferences: animating) {
+            [item] applied in
+            let version = applied.outcome.version ?? 0
+            let changesJSON = applied.changesJSON ?? Self.encoded(applied.outcome.changes, animatingDifferences: animating)
+            // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
+            let event = ViewEvent.didReorder(
+                dataSource: dataSource.name, view: view.name, user: user, item: item, version: version, changes: changesJSON)
+            return CommandResult(
+                reply: .members { writer in
+                    writer.key(literal: "version")
+                    writer.int(version)
+                    writer.key(literal: "changes")
+                    writer.raw(changesJSON)
+                }, afterReply: [{ display.send(event) }])
         }
+    }
+
+    /// The `changes` object of a move whose event was not made (no view is attached).
+    private static func encoded(_ changes: StagedChanges, animatingDifferences: Bool) -> ArraySlice<UInt8> {
+        var writer = JSONWriter(capacity: 128)
+        writer.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)
+        return writer.bytes[...]
     }
 }

@@ -13,13 +13,16 @@ struct SetExpansionScopeCommand: CommandDeclaration {
     @Arg("shared is where every data source starts.") var scope: ExpansionScope
 
     func run(_ context: CommandContext) throws(WireError) -> CommandResult {
-        let committed = try context.state.commit(
+        let (dataSource, scope) = (dataSource, scope)
+        return try context.state.commit(
             .dataSource(name: dataSource, ifVersion: nil, createAs: nil, .setExpansionScope(scope)), connection: context.connection,
-            allocator: context.allocator)
-        let scope = scope
-        return committed.result(dataSource: dataSource) { writer in
-            writer.key("expansionScope")
-            writer.string(scope.rawValue)
+            allocator: context.allocator
+        ) { applied in
+            CommandResult(
+                reply: .dataSource(dataSource, after: applied.outcome) { writer in
+                    writer.key("expansionScope")
+                    writer.string(scope.rawValue)
+                })
         }
     }
 }

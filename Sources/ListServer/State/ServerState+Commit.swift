@@ -6,47 +6,17 @@ import ListStore
 import ListWire
 import NIOCore
 
-/// What the commit path did with a change, for the command that made it: the outcome its reply reports,
-/// and what publishing it takes once the reply is written (made into the command's `CommandResult` by
-/// `result(_:)`, which waits for durability when there is a store).
-struct Committed {
-    var outcome: ChangeOutcome
-    /// The served data source the change touched (created, changed or dropped).
-    var dataSource: DataSource?
-    var broadcast: Broadcast?
-    var afterReply: [() -> Void] = []
-    /// With a store: resolves once the change is durable (`nil`), or with the error that undid it.
-    var durable: Deferred<WireError?>?
-    /// The encoded `changes` object when the change's event was made (a slice of the event): the reply
-    /// reuses it.
-    var changesJSON: ArraySlice<UInt8>?
-
-    /// The command's result replying with `result`, then publishing; with a store, once the change is
-    /// durable (or with the error that undid it).
-    func result(_ result: @escaping (inout JSONWriter) -> Void) -> CommandResult {
-        self.result(reply: .members(result))
-    }
-
-    /// The command's result replying with a mutation's version and changes, then publishing.
-    func result(mutation: MutationReply) -> CommandResult {
-        result(reply: .mutation(mutation))
-    }
-
-    private func result(reply: CommandResult.Reply) -> CommandResult {
-        let published = CommandResult(reply: reply, broadcast: broadcast, afterReply: afterReply)
-        guard let durable else { return published }
-        return .later(durable.map { error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
-    }
-
-    /// The command's result replying `{dataSource, version, …}` (`more` writes the rest), then publishing.
-    func result(dataSource name: String, _ more: @escaping (inout JSONWriter) -> Void = { _ in }) -> CommandResult {
-        let version = outcome.version ?? 0
-        return result { writer in
+/// The replies a change's command gives, made from the engine's applied change.
+extension CommandResult.Reply {
+    /// `{dataSource, version, unchanged?, …}` after `outcome` (`more` writes the rest).
+    static func dataSource(_ name: String, after outcome: ChangeOutcome, _ more: @escaping (inout JSONWriter) -> Void = { _ in }) -> Self {
+        let (version, unchanged) = (outcome.version ?? 0, outcome.unchanged)
+        return .members { writer in
             writer.key("dataSource")
             writer.string(name)
             writer.key("version")
             writer.int(version)
-            if outcome.unchanged {
+            if unchanged {
                 writer.key("unchanged")
                 writer.bool(true)
             }
@@ -77,8 +47,9 @@ extension ServerState {
     /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
         _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
-        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true
-    ) throws(WireError) -> Committed {
+        storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true,
+        result: (AppliedChange<DataSourceViews>) -> CommandResult = { _ in CommandResult { _ in } }
+    ) throws(WireError) -> CommandResult {
         let change = followed ? change : try authorized(change, connection: connection)
         let recordingUndo = storage.pipeline != nil && !followed
         var applied = try engine.commit(
@@ -88,26 +59,44 @@ extension ServerState {
         let retired = applied.outcome.retired.map(Releasing.init)
         applied.outcome.retired = nil
         if !followed, let follower = storage.follower { follower.touched(change.dataSourceName) }
-        var committed = Committed(outcome: applied.outcome)
-        committed.changesJSON = applied.changesJSON
         // Stored with what undoes it; a change that changed nothing answers once the changes before it are durable.
-        if let pipeline = storage.pipeline, !followed { committed.durable = pipeline.add(applied, of: change) }
+        let durable = followed ? nil : storage.pipeline?.add(applied, of: change)
+        var published = result(applied)
+        if !applied.outcome.unchanged {  // else nothing was stored and nothing is sent
+            // What publishing takes goes first; the command's own actions after it.
+            let commandActions = published.afterReply
+            published.afterReply = []
+            preparePublication(
+                of: change, applied, retired: retired, storedEvent: storedEvent, animatingDifferences: animatingDifferences, allocator: allocator,
+                into: &published)
+            published.afterReply += commandActions
+        }
+        guard let durable else { return published }
+        // With a store: replied and published once the change is durable, or replied with the error that undid it.
+        return .later(durable.map { error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
+    }
+
+    /// Sets what publishing `applied` takes once the command's reply is written: the new version's event
+    /// for the attached views (`changes`, or `layoutChanged`), cells to update, views to tell of a drop,
+    /// pools to drain.
+    private func preparePublication(
+        of change: StateChange, _ applied: AppliedChange<DataSourceViews>, retired: Releasing<Snapshot>?, storedEvent: [UInt8]?,
+        animatingDifferences: Bool, allocator: ByteBufferAllocator, into published: inout CommandResult
+    ) {
         let dataSource = applied.dataSource
-        committed.dataSource = dataSource
-        if applied.outcome.unchanged { return committed }  // nothing was stored and nothing is sent
         switch change {
         case .createDataSource:
             break
         case .register(let registration):
             guard applied.outcome.createdRegistration else { break }
-            committed.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
+            published.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
         case .replaceRegistration(let registration):
             if applied.outcome.createdRegistration {
-                committed.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
+                published.afterReply.append { [self] in tellViews(registration: registration.key, change: .created) }
             } else if applied.outcome.replacedRegistration {
                 // Cells configured by the old definition go (pooled ones would come back configured the old
                 // way); the views dequeue theirs again, configured the new way.
-                committed.afterReply.append { [self] in
+                published.afterReply.append { [self] in
                     for dataSource in dataSources.values {
                         for view in dataSource.attachedViews { view.cells.drain(registration: registration.key) }
                     }
@@ -117,7 +106,7 @@ extension ServerState {
         case .dropDataSource:
             guard let dropped = dataSource else { break }
             let views = dropped.attachedViews
-            committed.afterReply.append { [self] in
+            published.afterReply.append { [self] in
                 engine.retire(dropped)
                 for view in views { view.connection.viewDropped(view) }
             }
@@ -128,13 +117,13 @@ extension ServerState {
                 var buffer = allocator.buffer(capacity: event.count + 1)
                 buffer.writeBytes(event)
                 buffer.writeInteger(UInt8(ascii: "\n"))
-                committed.broadcast = Broadcast(dataSource: dataSource, event: buffer)
+                published.broadcast = Broadcast(dataSource: dataSource, event: buffer)
             }
             // Views with an expansion of their own: their changes, made now (while the state is this
             // version's), published with the version.
             let viewChanges = changesOfViewsWithOwnExpansion(
                 in: dataSource, after: operation, outcome: applied.outcome, animatingDifferences: animatingDifferences, storedEvent: storedEvent,
-                committed: &committed, allocator: allocator)
+                published: &published, allocator: allocator)
             if case .setLayout = operation {
                 // Views keep their cells; they draw them in the new layout.
             } else if CommandRouter.touchesCells(applied.outcome.changes, reloadData: applied.outcome.reloadData)
@@ -142,23 +131,22 @@ extension ServerState {
             {
                 // (Inserts and moves alone leave every cell as it is: nothing to do after the reply.)
                 let outcome = applied.outcome
-                committed.afterReply.append { [self] in
+                published.afterReply.append { [self] in
                     CommandRouter.updateDisplayedCells(
                         of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, viewChanges: viewChanges, state: self)
                 }
             }
             if let retired {
-                committed.afterReply.append { [self] in releaseOffLoop(retired) }
+                published.afterReply.append { [self] in releaseOffLoop(retired) }
             }
         case .unregister(let name, let owner):
-            committed.afterReply.append { [self] in
+            published.afterReply.append { [self] in
                 for dataSource in dataSources.values {
                     for view in dataSource.attachedViews { view.cells.drain(registration: Registration.key(owner: owner, name: name)) }
                 }
                 tellViews(registration: Registration.key(owner: owner, name: name), change: .deleted)
             }
         }
-        return committed
     }
 
     /// Brings the views of `dataSource` that show an expansion of their own to the version just committed:
@@ -166,7 +154,7 @@ extension ServerState {
     /// the shared line, and they read what they show anew). Returns their changes, by view.
     private func changesOfViewsWithOwnExpansion(
         in dataSource: DataSource, after operation: DataSourceOperation, outcome: ChangeOutcome, animatingDifferences: Bool,
-        storedEvent: [UInt8]?, committed: inout Committed, allocator: ByteBufferAllocator
+        storedEvent: [UInt8]?, published: inout CommandResult, allocator: ByteBufferAllocator
     ) -> [ObjectIdentifier: StagedChanges] {
         switch operation {
         case .setLayout, .setCellProvider: return [:]  // what the views show stays
@@ -182,7 +170,7 @@ extension ServerState {
         var byView: [ObjectIdentifier: StagedChanges] = [:]
         // Once published, what the views set that no longer applies is forgotten (not before: a change
         // undone before it is published leaves them as they were).
-        committed.afterReply.append {
+        published.afterReply.append {
             for view in views { dataSource.settleExpansion(of: view) }
         }
         for view in views {
@@ -193,14 +181,14 @@ extension ServerState {
             }
             let changes = dataSource.changeExpansion(of: view, sharedChanges: outcome.changes)
             byView[ObjectIdentifier(view)] = changes
-            guard committed.broadcast != nil else { continue }
+            guard published.broadcast != nil else { continue }
             var json = JSONWriter(capacity: 192)
             json.changes(changes, reloadData: false, animatingDifferences: animatingDifferences)
             let event = ViewEvent.changes(dataSource: dataSource.name, version: dataSource.version, changesJSON: json.bytes, view: view.name)
             var buffer = allocator.buffer(capacity: event.count + 1)
             buffer.writeBytes(event)
             buffer.writeInteger(UInt8(ascii: "\n"))
-            committed.broadcast!.ownEvents[ObjectIdentifier(view)] = buffer
+            published.broadcast!.ownEvents[ObjectIdentifier(view)] = buffer
         }
         return byView
     }

@@ -20,9 +20,9 @@ extension ServerState {
     /// publishes it to this instance's views at once as a local change is once stored: with the event
     /// line the committing instance stored (`storedEvent`), else one made here.
     func publishFollowed(_ change: StateChange, storedEvent: [UInt8]?) throws(WireError) {
-        let committed = try commit(change, connection: nil, followed: true, storedEvent: storedEvent)
-        if let broadcast = committed.broadcast { publisher.send(broadcast) }
-        for action in committed.afterReply { action() }
+        let published = try commit(change, connection: nil, followed: true, storedEvent: storedEvent)
+        if let broadcast = published.broadcast { publisher.send(broadcast) }
+        for action in published.afterReply { action() }
     }
 
     /// Serves a data source as another instance stored it, read whole (see `StateEngine.serve(stored:)`).
