@@ -186,25 +186,42 @@ extension Placement {
     }
 }
 
+/// Something done with an edit's declaration, whatever its type: `EditCodec.Kind.visit` calls it with
+/// the concrete type, so what it does is specialized for each edit rather than run through witness
+/// tables (the wire commands of the edits are made this way).
+public protocol EditDeclarationVisitor {
+    associatedtype Result
+    func visit<Declaration: EditDeclaration>(_ declaration: Declaration.Type) -> Result
+}
+
 extension EditCodec.Kind {
-    /// The declaration of the edit of this kind.
-    public var declaration: any EditDeclaration.Type {
+    /// What `visitor` makes of the declaration of the edit of this kind.
+    @inlinable
+    public func visit<Visitor: EditDeclarationVisitor>(_ visitor: Visitor) -> Visitor.Result {
         switch self {
-        case .appendSections: AppendSections.self
-        case .insertSections: InsertSections.self
-        case .deleteSections: DeleteSections.self
-        case .moveSection: MoveSection.self
-        case .reloadSections: ReloadSections.self
-        case .updateSections: UpdateSections.self
-        case .appendItems: AppendItems.self
-        case .insertItems: InsertItems.self
-        case .deleteItems: DeleteItems.self
-        case .deleteAllItems: DeleteAllItems.self
-        case .moveItem: MoveItem.self
-        case .reloadItems: ReloadItems.self
-        case .reconfigureItems: ReconfigureItems.self
-        case .updateItems: UpdateItems.self
-        case .replaceItems: ReplaceItems.self
+        case .appendSections: visitor.visit(AppendSections.self)
+        case .insertSections: visitor.visit(InsertSections.self)
+        case .deleteSections: visitor.visit(DeleteSections.self)
+        case .moveSection: visitor.visit(MoveSection.self)
+        case .reloadSections: visitor.visit(ReloadSections.self)
+        case .updateSections: visitor.visit(UpdateSections.self)
+        case .appendItems: visitor.visit(AppendItems.self)
+        case .insertItems: visitor.visit(InsertItems.self)
+        case .deleteItems: visitor.visit(DeleteItems.self)
+        case .deleteAllItems: visitor.visit(DeleteAllItems.self)
+        case .moveItem: visitor.visit(MoveItem.self)
+        case .reloadItems: visitor.visit(ReloadItems.self)
+        case .reconfigureItems: visitor.visit(ReconfigureItems.self)
+        case .updateItems: visitor.visit(UpdateItems.self)
+        case .replaceItems: visitor.visit(ReplaceItems.self)
         }
     }
+
+    /// The declaration of the edit of this kind.
+    public var declaration: any EditDeclaration.Type { visit(DeclarationType()) }
+}
+
+/// The declaration's type itself.
+private struct DeclarationType: EditDeclarationVisitor {
+    func visit<Declaration: EditDeclaration>(_ declaration: Declaration.Type) -> any EditDeclaration.Type { declaration }
 }

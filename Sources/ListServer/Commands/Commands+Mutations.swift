@@ -125,7 +125,7 @@ struct BatchCommand: MutationDeclaration {
 
 extension CommandRouter {
     static var mutationCommands: [Command] {
-        let edits: [Command] = editCommands.map { kind in Command(editMutation: kind.declaration) }
+        let edits: [Command] = editCommands.map { kind in kind.visit(EditMutationCommand()) }
         return edits + [Command(ApplyCommand.self), Command(BatchCommand.self)] + outlineCommands + sectionSnapshotCommands
     }
 
@@ -191,10 +191,8 @@ struct MutationReply {
     }
 }
 
-extension Command {
-    /// The wire command of an edit (`EditMutation`).
-    init(editMutation edit: any EditDeclaration.Type) {
-        func command<Edit: EditDeclaration>(_: Edit.Type) -> Command { Command(EditMutation<Edit>.self) }
-        self = command(edit)
-    }
+/// The wire command of an edit (`EditMutation`), made for its concrete declaration (so its decoding and
+/// its run are specialized for it).
+private struct EditMutationCommand: EditDeclarationVisitor {
+    func visit<Edit: EditDeclaration>(_: Edit.Type) -> Command { Command(EditMutation<Edit>.self) }
 }
