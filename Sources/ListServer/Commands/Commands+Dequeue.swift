@@ -55,7 +55,7 @@ extension CommandRouter {
                 .invalidArgument,
                 "Registration \"\(registration.name)\" is configured by a plugin; a supplementary view anchored to items is configured by its template.")
         }
-        let cell = configureCell(
+        let cell = CellConfigurator.configureCell(
             view: view, key: itemSupplementaryKey(elementKind, item: item.id), registration: registration,
             context: { state in TemplateContext(item: item.id, data: item.data, section: section, indexPath: path, state: state) },
             position: .supplementary(path, elementKind: elementKind, section: section, item: item.id))
@@ -68,69 +68,6 @@ extension CommandRouter {
         }
     }
 
-    /// Takes a cell for `key` (displayed, pooled or new) and configures it. With `work`, the rendering
-    /// steps count toward the request's (see `RenderWork`).
-    static func configureCell(
-        view: ViewSession, key: String, registration: Registration, context makeContext: (CellState) -> TemplateContext,
-        position: CellReply.Position, outline: OutlinePlacement? = nil, work: RenderWork? = nil
-    ) -> CellReply {
-        let (id, reused) = view.obtainCell(registration: registration.key, for: key)
-        var state = view.cells.state(of: id)!
-        // An outline item's expansion is the outline's, not the cell's.
-        if let outline, state.expanded != outline.expanded {
-            state.expanded = outline.expanded
-            view.cells.setState(state, of: id)
-        }
-        var reply = CellReply(
-            id: id, position: position, registration: registration.name, reused: reused, state: state,
-            indentationLevel: outline?.level ?? 0)
-        do throws(CellError) {
-            let context = makeContext(state)
-            let configured = try (work ?? RenderWork()).spend(on: registration) { budget throws(CellError) in
-                try registration.configure(context, budget: &budget)
-            }
-            if let previousType = view.cells.replacedContentType(configuring: id, with: configured) {
-                reply.replacedWarning =
-                    "Cell \(id) of registration \"\(registration.name)\" had a \(previousType) configuration and now gets a \(configured.type) one: the content view must be replaced. Use separate registrations for different types of cells."
-            }
-            reply.configured = configured
-        } catch {
-            view.cells.release(id)
-            reply.error = WireError(error)
-        }
-        return reply
-    }
-
-}
-
-/// The rendering steps the cells of one request have taken together, against
-/// `TemplateLimits.maxRequestRenderSteps`: once they are spent, the request's further cells fail with
-/// `limit-exceeded` without rendering, so that no request holds the event loop for long.
-final class RenderWork {
-    private(set) var steps = 0
-    let limit: Int
-
-    init(limit: Int = TemplateLimits.standard.maxRequestRenderSteps) {
-        self.limit = limit
-    }
-
-    /// Runs `render` with a fresh budget of the registration's limits and counts the steps it took (also
-    /// when it throws).
-    ///
-    /// - Throws: `CellError` (`limit-exceeded`) when the request's steps are already spent, or what
-    ///   `render` throws.
-    func spend<Result>(
-        on registration: Registration, _ render: (inout RenderBudget) throws(CellError) -> Result
-    ) throws(CellError) -> Result {
-        guard steps < limit else {
-            throw CellError(
-                .limitExceeded,
-                "The cells before this one took the request's \(limit) rendering steps: ask for fewer cells at a time (registration \"\(registration.name)\").")
-        }
-        var budget = RenderBudget(limits: registration.limits)
-        defer { steps += budget.steps }
-        return try render(&budget)
-    }
 }
 
 /// `dequeue`: configured cells for index paths of a view.
@@ -175,7 +112,7 @@ struct DequeueCommand: CommandDeclaration {
         }
         var results: [CellReply] = []
         results.reserveCapacity(plan.count)
-        var pluginRequests: [CommandRouter.PluginCellRequest] = []
+        var pluginRequests: [CellConfigurator.PluginCellRequest] = []
         let work = RenderWork()
         for entry in plan {
             let registration = used[entry.registration]
@@ -183,7 +120,7 @@ struct DequeueCommand: CommandDeclaration {
                 // Configured by its plugin: a placeholder now, the plugin's content later.
                 let (id, reused) = view.obtainCell(registration: registration.key, for: entry.item)
                 var cellState = view.cells.state(of: id)!
-                let placement = CommandRouter.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
+                let placement = CellConfigurator.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view)
                 if let placement, cellState.expanded != placement.expanded {
                     cellState.expanded = placement.expanded
                     view.cells.setState(cellState, of: id)
@@ -204,7 +141,7 @@ struct DequeueCommand: CommandDeclaration {
                     results.append(failed)
                     continue
                 }
-                pluginRequests.append(CommandRouter.PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
+                pluginRequests.append(CellConfigurator.PluginCellRequest(index: results.count, registration: registration, context: templateContext, cell: id))
                 var placeholder = CellReply(
                     id: id, position: .item(entry.path, entry.item), registration: registration.name, reused: reused,
                     state: cellState, indentationLevel: placement?.level ?? 0)
@@ -212,12 +149,12 @@ struct DequeueCommand: CommandDeclaration {
                 results.append(placeholder)
                 continue
             }
-            var configured = CommandRouter.configureCell(
+            var configured = CellConfigurator.configureCell(
                 view: view, key: entry.item, registration: registration,
                 context: { state in
                     TemplateContext(item: entry.item, packedData: entry.payload, section: entry.section, indexPath: entry.path, state: state)
                 }, position: .item(entry.path, entry.item),
-                outline: CommandRouter.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
+                outline: CellConfigurator.outlinePlacement(of: entry.item, inSection: entry.section, in: dataSource, view: view), work: work)
             configured.reorderable = entry.reorderable
             results.append(configured)
         }
@@ -239,7 +176,7 @@ struct DequeueCommand: CommandDeclaration {
         }
         guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
         let deferred = Deferred<CommandResult>()
-        CommandRouter.configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
+        CellConfigurator.configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
             deferred.resolve(execution(cells))
         }
         var waiting = execution([])
@@ -272,7 +209,7 @@ struct DequeueSupplementaryCommand: CommandDeclaration {
             throw WireError(.noRegistration, "No supplementary provider for \"\(elementKind)\" maps section \"\(section.id)\" to a registration.")
         }
         let registration = try context.state.registration(reference, of: dataSource.model, for: "section \"\(section.id)\"")
-        let cell = CommandRouter.configureCell(
+        let cell = CellConfigurator.configureCell(
             view: view, key: supplementaryKey(elementKind, section: section.id, index: path.item), registration: registration,
             context: { state in TemplateContext(item: section.id, data: section.data, section: section.id, indexPath: path, state: state) },
             position: .supplementary(path, elementKind: elementKind, section: section.id))

@@ -150,46 +150,6 @@ extension CommandRouter {
     }
 }
 
-/// A mutation's reply: `{"version":…,"changes":…,"warnings"?:[…]}`.
-struct MutationReply {
-    var version: Int
-    /// The bytes the event carries, when it was made (the same value, encoded once).
-    var changesJSON: ArraySlice<UInt8>?
-    var changes: StagedChanges
-    var reloadData: Bool
-    var animatingDifferences: Bool
-    var warnings: [SnapshotWarning]
-    /// The change changed nothing: `version` is the current one, and no event was sent.
-    var unchanged = false
-
-    func write(into writer: inout JSONWriter) {
-        writer.key(literal: "version")
-        writer.int(version)
-        writer.key(literal: "changes")
-        if let changesJSON {
-            writer.raw(changesJSON)
-        } else {
-            writer.changes(changes, reloadData: reloadData, animatingDifferences: animatingDifferences)
-        }
-        if unchanged {
-            writer.key(literal: "unchanged")
-            writer.bool(true)
-        }
-        if !warnings.isEmpty {
-            writer.key("warnings")
-            writer.beginArray()
-            for warning in warnings {
-                var members: [String: JSONValue] = [
-                    "code": .string(warning.code.rawValue), "message": .string(warning.message),
-                    "identifiers": .array(warning.identifiers.map { .string($0) }),
-                ]
-                members.merge(warning.details) { own, _ in own }
-                writer.value(.object(members))
-            }
-            writer.endArray()
-        }
-    }
-}
 
 /// The wire command of an edit (`EditMutation`), made for its concrete declaration (so its decoding and
 /// its run are specialized for it).

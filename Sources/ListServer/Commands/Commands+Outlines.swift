@@ -50,20 +50,4 @@ extension CommandRouter {
     static var outlineCommands: [Command] {
         [Command(ApplySectionSnapshotCommand.self), Command(ExpansionCommand<Expanding>.self), Command(ExpansionCommand<Collapsing>.self)]
     }
-
-    /// Where an item sits in its section's stored outline, as `view` shows it (its own expansion, when it
-    /// has one); `nil` when the section has no outline (or the item is not in it).
-    static func outlinePlacement(of item: String, inSection section: String, in dataSource: DataSource, view: ViewSession) -> OutlinePlacement? {
-        guard let outline = dataSource.outlines[section], let level = try? outline.level(of: item) else { return nil }
-        let expanded = view.expansion?.isExpanded(item, inSection: section, outline: outline) ?? ((try? outline.isExpanded(item)) ?? false)
-        return OutlinePlacement(expanded: expanded, level: level)
-    }
-}
-
-/// An item's place in an outline, as its cell shows it: the disclosure's state and the indentation.
-struct OutlinePlacement: Equatable {
-    /// Whether the item's children are visible.
-    var expanded: Bool
-    /// The item's depth: 0 at the root level.
-    var level: Int
 }

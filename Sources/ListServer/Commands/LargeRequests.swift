@@ -201,20 +201,3 @@ extension CommandRouter {
     }
 }
 
-/// Holds a value until `drop()` (a large snapshot, so that the thread that drops it frees it).
-final class Releasing<Value>: @unchecked Sendable {
-    private var value: Value?
-
-    init(_ value: Value) { self.value = value }
-
-    func drop() { value = nil }
-}
-
-extension ServerState {
-    /// Frees what `box` holds on the large-request thread (here at once when there is none): freeing a
-    /// replaced 1M-item snapshot takes time the loop need not spend.
-    func releaseOffLoop<Value>(_ box: Releasing<Value>) {
-        guard let pool = storage.largeRequests else { return box.drop() }
-        pool.submit { _ in box.drop() }
-    }
-}

@@ -126,13 +126,13 @@ extension ServerState {
                 published: &published, allocator: allocator)
             if case .setLayout = operation {
                 // Views keep their cells; they draw them in the new layout.
-            } else if CommandRouter.touchesCells(applied.outcome.changes, reloadData: applied.outcome.reloadData)
-                || viewChanges.values.contains(where: { CommandRouter.touchesCells($0, reloadData: applied.outcome.reloadData) })
+            } else if ViewPublisher.touchesCells(applied.outcome.changes, reloadData: applied.outcome.reloadData)
+                || viewChanges.values.contains(where: { ViewPublisher.touchesCells($0, reloadData: applied.outcome.reloadData) })
             {
                 // (Inserts and moves alone leave every cell as it is: nothing to do after the reply.)
                 let outcome = applied.outcome
                 published.afterReply.append { [self] in
-                    CommandRouter.updateDisplayedCells(
+                    ViewPublisher.updateDisplayedCells(
                         of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, viewChanges: viewChanges, state: self)
                 }
             }
