@@ -39,6 +39,10 @@ extension ServerState {
     /// prepare its publication: the new version's event for the attached views (`changes`, or
     /// `layoutChanged`), cells to update, views to tell of a drop, pools to drain.
     ///
+    /// Returns the command's result: `result` makes it (its reply) from the engine's applied change, the
+    /// commit adds the publication, and with a store the result waits until the change is durable (or
+    /// becomes the error that undid it).
+    ///
     /// The change is made as the connection's user: refused with `permission-denied` when the policy
     /// does not allow it, and what it creates is owned by that user.
     ///
