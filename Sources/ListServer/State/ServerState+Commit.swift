@@ -77,7 +77,8 @@ extension ServerState {
         }
         guard let durable else { return published }
         // With a store: replied and published once the change is durable, or replied with the error that undid it.
-        return .later(durable.map { error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
+        // (Captured by value: a captured `var` would be boxed on the heap for every commit.)
+        return .later(durable.map { [published] error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
     }
 
     /// Sets what publishing `applied` takes once the command's reply is written: the new version's event
