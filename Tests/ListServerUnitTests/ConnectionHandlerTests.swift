@@ -24,7 +24,7 @@ struct Connection {
 
     init(state: ServerState = Connection.makeState()) throws {
         self.state = state
-        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state))
+        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, router: CommandRouter.shared))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 

@@ -37,7 +37,7 @@ private struct LimitedConnection {
     }
 
     init(state: ServerState) throws {
-        try channel.pipeline.syncOperations.addHandlers([socket] + ConnectionHandler.handlers(state: state))
+        try channel.pipeline.syncOperations.addHandlers([socket] + ConnectionHandler.handlers(state: state, router: CommandRouter.shared))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
 

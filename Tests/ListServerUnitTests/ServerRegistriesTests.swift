@@ -16,7 +16,7 @@ import Testing
     private static func connect(_ state: ServerState, uid: UInt32) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         let identity = PeerIdentity(uid: uid, gid: uid, pid: 1)
-        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, identity: identity))
+        try channel.pipeline.syncOperations.addHandlers(ConnectionHandler.handlers(state: state, identity: identity, router: CommandRouter.shared))
         channel.pipeline.fireChannelActive()
         return channel
     }

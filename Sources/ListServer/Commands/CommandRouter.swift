@@ -53,7 +53,7 @@ struct Command: Sendable {
 
 /// Routes request lines to commands and writes the reply envelopes:
 /// `{"id":…,"ok":true,"result":{…}}` or `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
-struct CommandRouter: Sendable {
+struct CommandRouter: RequestRunner {
     static let protocolVersion = 1
     /// The one router (its tables are built once).
     static let shared = CommandRouter()
@@ -278,7 +278,7 @@ struct CommandRouter: Sendable {
     /// `scratch`: an empty buffer to write the reply into (the connection's, given back once the reply is
     /// written: no allocation per reply).
     private static func outcome(id: EchoedID?, _ execution: CommandResult, scratch: inout [UInt8]) -> CommandResult {
-        if let failure = execution.failure { return CommandResult(reply: .encoded(shared.errorReply(id: id, failure))) }
+        if let failure = execution.failure { return CommandResult(reply: .encoded(CommandResult.errorLine(id: id, failure))) }
         if let deferred = execution.deferred {
             // Resolves later (into an execution that may wait in turn, e.g. for its change to be stored).
             return CommandResult(
@@ -329,23 +329,7 @@ struct CommandRouter: Sendable {
                     "command": "\(connection.client.currentCommand)", "error": "\(error.message)",
                 ])
         }
-        return CommandResult(reply: .encoded(errorReply(id: id, error)))
-    }
-
-    /// The bytes of an error reply.
-    func errorReply(id: EchoedID?, _ error: WireError) -> [UInt8] {
-        var writer = JSONWriter(capacity: 128)
-        writer.beginObject()
-        if let id {
-            writer.key("id")
-            writer.echoedID(id)
-        }
-        writer.key("ok")
-        writer.bool(false)
-        writer.key("error")
-        writer.wireError(error)
-        writer.endObject()
-        return writer.bytes
+        return CommandResult(reply: .encoded(CommandResult.errorLine(id: id, error)))
     }
 }
 

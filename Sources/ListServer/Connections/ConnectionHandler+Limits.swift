@@ -93,7 +93,7 @@ extension ConnectionHandler {
         let actions = machine.abandonPartialLine()
         state.stats.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
         state.logger.warning("closing a connection: \(reason)", metadata: ["connection": "\(id)", "user": "\(identity.displayName)", "partialLineBytes": "\(held)"])
-        write(context: context, reply: router.errorReply(id: nil, WireError(.lineTooLong, message)))
+        write(context: context, reply: CommandResult.errorLine(id: nil, WireError(.lineTooLong, message)))
         perform(actions, context: context)
     }
 }

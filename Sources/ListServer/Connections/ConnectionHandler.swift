@@ -21,7 +21,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     typealias Machine = ConnectionStateMachine<CommandResult>
 
     let state: ServerState
-    let router: CommandRouter
+    /// Runs the lines this connection frames (the command router).
+    let router: any RequestRunner
     private(set) var id = 0
     /// Who connected (`SO_PEERCRED` at accept): what the access policy decides on.
     let identity: PeerIdentity
@@ -44,14 +45,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// The handlers of one client connection, in order: the line framer, then the connection handler.
     /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
     /// `identity` defaults to listd's own (an administrator), for connections without a socket peer.
-    static func handlers(state: ServerState, identity: PeerIdentity? = nil, router: CommandRouter = .shared) -> [ChannelHandler] {
+    static func handlers(state: ServerState, identity: PeerIdentity? = nil, router: any RequestRunner) -> [ChannelHandler] {
         [
             ByteToMessageHandler(LineFramer(maximumLineBytes: state.configuration.maximumLineBytes)),
             ConnectionHandler(state: state, identity: identity ?? state.serviceIdentity, router: router),
         ]
     }
 
-    init(state: ServerState, identity: PeerIdentity, router: CommandRouter) {
+    init(state: ServerState, identity: PeerIdentity, router: any RequestRunner) {
         self.state = state
         self.identity = identity
         limits = ConnectionLimits(state.configuration)
@@ -75,7 +76,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch unwrapInboundIn(data) {
         case .tooLong:
             state.stats.errorCounts[ErrorCode.lineTooLong.rawValue, default: 0] += 1
-            let reply = router.errorReply(
+            let reply = CommandResult.errorLine(
                 id: nil, WireError(.lineTooLong, "The line is longer than \(limits.maximumLineBytes) bytes; closing the connection."))
             // After the replies to the lines before it, then the connection closes.
             perform(machine.lineTooLong(answer: CommandResult(reply: .encoded(reply))), context: context)

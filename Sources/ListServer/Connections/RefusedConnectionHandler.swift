@@ -48,7 +48,7 @@ extension ServerState {
         } else {
             return nil
         }
-        return CommandRouter.shared.errorReply(id: nil, error)
+        return CommandResult.errorLine(id: nil, error)
     }
 
     /// Logs a refused connection, at most once a second: a client reconnecting in a loop cannot flood

@@ -370,3 +370,10 @@ public struct ListServerError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }
+
+extension ServerState {
+    /// The handlers of a connection to this server (an in-process one's: the test kit's), as `identity`.
+    package func connectionHandlers(identity: PeerIdentity?) -> [ChannelHandler] {
+        ConnectionHandler.handlers(state: self, identity: identity, router: CommandRouter.shared)
+    }
+}

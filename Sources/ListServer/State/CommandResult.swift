@@ -98,3 +98,21 @@ struct MutationReply {
         }
     }
 }
+
+extension CommandResult {
+    /// The bytes of an error reply line (without its newline): `{"id"?, "ok": false, "error": {…}}`.
+    static func errorLine(id: EchoedID?, _ error: WireError) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        if let id {
+            writer.key("id")
+            writer.echoedID(id)
+        }
+        writer.key("ok")
+        writer.bool(false)
+        writer.key("error")
+        writer.wireError(error)
+        writer.endObject()
+        return writer.bytes
+    }
+}

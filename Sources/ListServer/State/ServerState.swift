@@ -45,11 +45,6 @@ package final class ServerState {
     /// listd's own identity: the owner of what it makes itself, and of in-process connections.
     var serviceIdentity: PeerIdentity { PeerIdentity.current }
 
-    /// The handlers of a connection to this server (an in-process one's: the test kit's), as `identity`.
-    package func connectionHandlers(identity: PeerIdentity?) -> [ChannelHandler] {
-        ConnectionHandler.handlers(state: self, identity: identity)
-    }
-
     package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
