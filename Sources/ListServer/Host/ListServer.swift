@@ -365,11 +365,6 @@ public final class ListServer: Sendable {
     }
 }
 
-/// A failure to start the server, with a message for the log.
-public struct ListServerError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
-}
 
 extension ServerState {
     /// The handlers of a connection to this server (an in-process one's: the test kit's), as `identity`.
