@@ -81,7 +81,7 @@ struct CommandForm {
 
     /// The request's members from `name=value` words, checked against the form: an unknown name (with
     /// the closest declared one) or a missing required argument is a usage error; a value is read as
-    /// its declared type (`values(of:)`). Nothing is sent when this throws.
+    /// its declared type (`Argument.value(_:)`). Nothing is sent when this throws.
     func members(_ words: [String]) throws -> [String: JSONValue] {
         let declared = Dictionary(arguments.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var members: [String: JSONValue] = [:]
