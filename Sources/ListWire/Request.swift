@@ -235,19 +235,20 @@ public struct Arguments: Sendable {
         }
     }
 
-    /// Rejects arguments that were not read.
-    public func finish() throws(WireError) {
+    /// Rejects arguments that were not read, suggesting for each the closest of `declared` (the names the
+    /// command or object declares) when one is close: `Unknown argument "tosection"; did you mean
+    /// "toSection"?`. `declared` is only evaluated when there is an unknown argument.
+    public func finish(declared: @autoclosure () -> [String] = []) throws(WireError) {
         let decoded = (decodedItems == nil ? 0 : 1) + (decodedSnapshot == nil ? 0 : 1)
         guard readNames.count < members.count + decoded else { return }
         var names = Array(members.keys)
         if decodedItems != nil { names.append("items") }
         if decodedSnapshot != nil { names.append("snapshot") }
         let unknown = names.filter { !readNames.contains($0) }.sorted()
-        if let first = unknown.first {
-            throw WireError(
-                .invalidArgument,
-                unknown.count == 1 ? "Unknown argument \"\(first)\"." : "Unknown arguments \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")).")
-        }
+        guard !unknown.isEmpty else { return }
+        // A name the request already gives is no suggestion for another.
+        let candidates = declared().filter { !readNames.contains($0) }
+        throw WireError(.invalidArgument, Self.unknownArgumentsMessage(unknown, suggestingFrom: candidates))
     }
 
     static func wrongType(_ name: String, _ expected: String) -> WireError {

@@ -238,25 +238,6 @@ struct Hello: ParsableCommand {
     }
 }
 
-struct Describe: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every command, error code and event.")
-    @OptionGroup var connection: Connection
-    func run() throws {
-        try connection.run(request("describe", [:])) { result in
-            for command in result["commands"]?.arrayValue ?? [] {
-                let arguments = (command["arguments"]?.arrayValue ?? []).map { argument -> String in
-                    let name = argument["name"]?.stringValue ?? ""
-                    return argument["required"] == true ? name : "[\(name)]"
-                }
-                print("\(command["name"]?.stringValue ?? "") \(arguments.joined(separator: " "))")
-                print("    \(command["summary"]?.stringValue ?? "")")
-            }
-            print("\nerrors: " + (result["errors"]?.arrayValue ?? []).compactMap { $0["code"]?.stringValue }.joined(separator: ", "))
-            print("events: " + (result["events"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }.joined(separator: ", "))
-        }
-    }
-}
-
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show connections, views, data sources, memory and counters.")
     @OptionGroup var connection: Connection
@@ -279,24 +260,5 @@ struct Stats: ParsableCommand {
                 Output.table(["ERROR", "COUNT"], errors.keys.sorted().map { [$0, Output.cell(errors[$0])] })
             }
         }
-    }
-}
-
-// MARK: Raw calls
-
-struct Call: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Send any command: `listctl call appendItems dataSource=home 'items=[\"x\"]'` (values are JSON, else strings).")
-    @OptionGroup var connection: Connection
-    @Argument(help: "The command.") var command: String
-    @Argument(help: "Arguments as name=value.") var arguments: [String] = []
-    func run() throws {
-        var members: [String: JSONValue] = [:]
-        for argument in arguments {
-            guard let equals = argument.firstIndex(of: "=") else { throw ValidationError("\(argument): expected name=value") }
-            let text = String(argument[argument.index(after: equals)...])
-            members[String(argument[..<equals])] = (try? JSONParser.parse(text)) ?? .string(text)
-        }
-        try connection.run(request(command, members))
     }
 }

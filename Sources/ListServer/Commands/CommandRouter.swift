@@ -136,7 +136,7 @@ struct CommandRouter: RequestRunner {
                 }
             }
             let prepared = try command.prepare(&arguments, context)
-            try arguments.finish()
+            try arguments.finish(declared: command.suggestedArgumentNames)
             let execution = try Self.run(prepared.run, context: context, expected: prepared.expected)
             return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {

@@ -107,7 +107,7 @@ struct BatchCommand: MutationDeclaration {
             var operationArguments = Arguments(members)
             do throws(WireError) {
                 let snapshotEdit = try EditCodec.decode(kind, &operationArguments)
-                try operationArguments.finish()
+                try operationArguments.finish(declared: kind.argumentNames)
                 edits.append(snapshotEdit)
             } catch {
                 throw WireError(error.code, "operations[\(index)]: \(error.message)")

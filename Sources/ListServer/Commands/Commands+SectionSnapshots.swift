@@ -48,7 +48,7 @@ enum SectionSnapshotEdit {
                 .invalidArgument, "\(field): unknown op \"\(op)\" (append, insert, delete, deleteAll, replaceChildren, expand, collapse).")
         }
         do throws(WireError) {
-            try arguments.finish()
+            try arguments.finish(declared: Self.argumentNames[op] ?? [])
         } catch {
             throw WireError(error.code, "\(field): \(error.message)")
         }

@@ -1,0 +1,72 @@
+import DiffableCore
+import Testing
+
+@testable import ListWire
+
+/// "Did you mean" in unknown-argument errors: the closest declared name, per unknown argument.
+@Suite struct UnknownArgumentSuggestionTests {
+    private func arguments(_ line: String) throws -> Arguments {
+        try Request(JSONParser.parse(Array(line.utf8))).arguments
+    }
+
+    private func message(_ line: String, declared: [String]) throws -> String? {
+        var given = try arguments(line)
+        _ = try Sample(arguments: &given)
+        do {
+            try given.finish(declared: declared)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    private let sampleNames = ArgumentDocumentation.of(Sample()).map(\.name)
+
+    @Test func aMisspeltArgumentGetsTheDeclaredNameMeant() throws {
+        #expect(try message(#"{"cmd":"x","dataSource":"d","cuont":1}"#, declared: sampleNames) == #"Unknown argument "cuont"; did you mean "count"?"#)
+        // Case alone is no difference (as listctl's "did you mean").
+        #expect(try message(#"{"cmd":"x","dataSource":"d","afteritem":"a"}"#, declared: sampleNames) == #"Unknown argument "afteritem"; did you mean "afterItem"?"#)
+    }
+
+    @Test func nothingCloseMeansNoSuggestion() throws {
+        #expect(try message(#"{"cmd":"x","dataSource":"d","extra":true}"#, declared: sampleNames) == #"Unknown argument "extra"."#)
+        #expect(try message(#"{"cmd":"x","dataSource":"d","cuont":1}"#, declared: []) == #"Unknown argument "cuont"."#)
+    }
+
+    @Test func severalUnknownEachGetTheirOwn() throws {
+        #expect(
+            try message(#"{"cmd":"x","dataSource":"d","extra":1,"itemz":[],"cuont":2}"#, declared: sampleNames)
+                == #"Unknown arguments "cuont" (did you mean "count"?), "extra", "itemz" (did you mean "items"?)."#)
+    }
+
+    @Test func aNameTheRequestGivesIsNoSuggestion() throws {
+        // "item" is closest to "items", which is given: suggesting it would point at what is already there.
+        #expect(try message(#"{"cmd":"x","dataSource":"d","items":[],"item":"a"}"#, declared: sampleNames) == #"Unknown argument "item"."#)
+    }
+
+    @Test func aDeclaredNameLeftUnreadIsNoSuggestionForItself() throws {
+        let given = try arguments(#"{"cmd":"x","items":[]}"#)
+        #expect { try given.finish(declared: ["items", "snapshot"]) } throws: { ($0 as? WireError)?.message == #"Unknown argument "items"."# }
+    }
+
+    @Test func theNamesAreOnlyWorkedOutWhenAnArgumentIsUnknown() throws {
+        var given = try arguments(#"{"cmd":"x","dataSource":"d"}"#)
+        _ = try Sample(arguments: &given)
+        var evaluated = false
+        try given.finish(declared: {
+            evaluated = true
+            return sampleNames
+        }())
+        #expect(!evaluated)
+    }
+
+    @Test func everyEditKindSuggestsFromItsOwnDeclaration() throws {
+        #expect(EditCodec.Kind.appendItems.argumentNames == ["items", "toSection"])
+        #expect(EditCodec.Kind.moveItem.argumentNames == ["item", "beforeItem", "afterItem"])
+        var given = try arguments(#"{"cmd":"appendItems","items":["a"],"tosection":"s"}"#)
+        _ = try EditCodec.decode(.appendItems, &given)
+        #expect { try given.finish(declared: EditCodec.Kind.appendItems.argumentNames) } throws: {
+            ($0 as? WireError)?.message == #"Unknown argument "tosection"; did you mean "toSection"?"#
+        }
+    }
+}
