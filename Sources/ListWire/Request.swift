@@ -116,6 +116,9 @@ public struct Arguments: Sendable {
         return !value.isNull
     }
 
+    /// Whether the argument `name` was read.
+    func wasRead(_ name: String) -> Bool { readNames.contains(name) }
+
     private mutating func markRead(_ name: String) {
         if !readNames.contains(name) { readNames.insert(name) }
     }
@@ -147,7 +150,7 @@ public struct Arguments: Sendable {
 
     /// A required argument's raw value.
     public mutating func required(_ name: String) throws(WireError) -> JSONValue {
-        guard let value = value(name) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        guard let value = value(name) else { throw missing(name) }
         return value
     }
 
@@ -172,7 +175,7 @@ public struct Arguments: Sendable {
     }
 
     public mutating func int(_ name: String) throws(WireError) -> Int {
-        guard let number = try optionalInt(name) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        guard let number = try optionalInt(name) else { throw missing(name) }
         return number
     }
 
@@ -190,7 +193,7 @@ public struct Arguments: Sendable {
 
     /// A required integer argument within `range`.
     public mutating func int(_ name: String, in range: ClosedRange<Int>) throws(WireError) -> Int {
-        guard let number = try optionalInt(name, in: range) else { throw WireError(.invalidArgument, "Missing argument \"\(name)\".") }
+        guard let number = try optionalInt(name, in: range) else { throw missing(name) }
         return number
     }
 

@@ -28,6 +28,17 @@ import Testing
         #expect(try message(#"{"cmd":"x","dataSource":"d","afteritem":"a"}"#, declared: sampleNames) == #"Unknown argument "afteritem"; did you mean "afterItem"?"#)
     }
 
+    @Test func aMisspeltRequiredArgumentIsNamedBesideTheMissingOne() throws {
+        var given = try arguments(#"{"cmd":"x","dataSorce":"d","toSection":"s"}"#)
+        #expect { try given.string("dataSource") } throws: {
+            ($0 as? WireError)?.message == #"Missing argument "dataSource"; "dataSorce" was given: did you mean "dataSource"?"#
+        }
+        // Nothing close: missing, as before (an argument read already is no candidate either).
+        var other = try arguments(#"{"cmd":"x","items":[],"toSection":"s"}"#)
+        _ = other.value("items")
+        #expect { try other.int("item") } throws: { ($0 as? WireError)?.message == #"Missing argument "item"."# }
+    }
+
     @Test func nothingCloseMeansNoSuggestion() throws {
         #expect(try message(#"{"cmd":"x","dataSource":"d","extra":true}"#, declared: sampleNames) == #"Unknown argument "extra"."#)
         #expect(try message(#"{"cmd":"x","dataSource":"d","cuont":1}"#, declared: []) == #"Unknown argument "cuont"."#)

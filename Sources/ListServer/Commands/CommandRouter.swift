@@ -96,13 +96,20 @@ struct CommandRouter: RequestRunner {
         }
     }
 
+    /// `Unknown command "appendItem"; did you mean "appendItems"?`, or, with nothing close, a pointer to
+    /// `describe`.
+    static func unknownCommandMessage(_ name: String, among names: [String]) -> String {
+        guard let meant = Spelling.closest(to: name, in: names) else { return "Unknown command \"\(name)\"; `describe` lists the commands." }
+        return "Unknown command \"\(name)\"; did you mean \"\(meant)\"?"
+    }
+
     /// Runs a decoded request (`line` is kept only for a request that must wait its turn).
     private func handle(_ request: Request, line: UnsafeRawBufferPointer, connection: ConnectionHandler, prepared: PreparedApply? = nil) -> CommandResult {
         let state = connection.state
         guard let command = commands[request.command] else {
             return fail(
                 id: request.echoedID,
-                WireError(.unknownCommand, "Unknown command \"\(request.command)\"; `describe` lists the commands."),
+                WireError(.unknownCommand, Self.unknownCommandMessage(request.command, among: commandOrder)),
                 connection: connection)
         }
         if command.effect == .mutates, let reason = state.storage.pipeline?.unavailableReason {

@@ -150,7 +150,6 @@ extension CommandRouter {
     }
 }
 
-
 /// The wire command of an edit (`EditMutation`), made for its concrete declaration (so its decoding and
 /// its run are specialized for it).
 private struct EditMutationCommand: EditDeclarationVisitor {
