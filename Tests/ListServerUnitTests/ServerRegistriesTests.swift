@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func supervisedTypesAreHeldUnlessAPluginHasThem() {
-        var plugins = PluginRegistry()
+        let plugins = PluginRegistry(logger: Logger(label: "test"))
         plugins.reserve([SupervisedPluginSpec(name: "emoji", executable: "/bin/true", provides: ["emoji", "flag"])])
         #expect(plugins.reservations == ["emoji": "emoji", "flag": "emoji"])
     }

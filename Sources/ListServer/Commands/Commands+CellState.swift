@@ -73,7 +73,7 @@ struct SetStateCommand: CommandDeclaration {
         case .plugin(let request, let placeholder):
             guard let eventLoop = context.connection.eventLoop else { return execution(placeholder) }
             let deferred = Deferred<CommandResult>()
-            CellConfigurator.configurePluginCells([request], replies: [placeholder], purpose: .reconfigure, view: view, state: context.state, eventLoop: eventLoop) {
+            CellConfigurator.configurePluginCells([request], replies: [placeholder], purpose: .reconfigure, view: view, sources: context.state.cellSources, eventLoop: eventLoop) {
                 deferred.resolve(execution($0[0]))
             }
             var waiting = CommandResult { _ in }

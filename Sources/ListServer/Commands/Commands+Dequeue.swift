@@ -161,7 +161,9 @@ struct DequeueCommand: CommandDeclaration {
         // UIKit's willDisplay: the items whose cells the view is about to show, for those who watch.
         if dataSource.display.isWatched {
             dataSource.display.note(
-                view: view.name, items: plan.map(\.item), prefetch: false, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
+                view: view.name, items: plan.map(\.item), prefetch: false, dataSource: dataSource.name, eventLoop: context.connection.eventLoop,
+                perSecond: context.state.configuration.maximumDisplaySignalsPerViewPerSecond,
+                viewQueueLimit: context.state.configuration.maximumViewQueueBytes)
         }
         let version = dataSource.version
         func execution(_ cells: [CellReply]) -> CommandResult {
@@ -176,7 +178,7 @@ struct DequeueCommand: CommandDeclaration {
         }
         guard !pluginRequests.isEmpty, let eventLoop = context.connection.eventLoop else { return execution(results) }
         let deferred = Deferred<CommandResult>()
-        CellConfigurator.configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, state: context.state, eventLoop: eventLoop) { cells in
+        CellConfigurator.configurePluginCells(pluginRequests, replies: results, purpose: .dequeue, view: view, sources: context.state.cellSources, eventLoop: eventLoop) { cells in
             deferred.resolve(execution(cells))
         }
         var waiting = execution([])

@@ -33,11 +33,13 @@ struct WatchDisplayCommand: CommandDeclaration {
         let connection = context.connection
         let display = dataSource.display
         let dataSourceName = dataSource.name
+        let (accounts, viewQueueLimit, logger) = (context.state.model.accounts, context.state.configuration.maximumViewQueueBytes, context.state.logger)
         return CommandResult(
             reply: .members(reply),
             afterReply: [
                 {
-                    display.watch(connection, dataSource: dataSourceName, current: current)
+                    display.watch(
+                        connection, dataSource: dataSourceName, current: current, accounts: accounts, viewQueueLimit: viewQueueLimit, logger: logger)
                     display.deliverHeld()
                 }
             ])
@@ -63,7 +65,9 @@ struct PrefetchCommand: CommandDeclaration {
         // A view a change just overtook may name positions that are gone: they are skipped.
         let snapshot = view.snapshot(in: dataSource)
         let items = indexPaths.compactMap { snapshot.itemIdentifier(at: $0) }
-        dataSource.display.note(view: view.name, items: items, prefetch: true, dataSource: dataSource.name, eventLoop: context.connection.eventLoop)
+        dataSource.display.note(
+            view: view.name, items: items, prefetch: true, dataSource: dataSource.name, eventLoop: context.connection.eventLoop, perSecond: perSecond,
+            viewQueueLimit: context.state.configuration.maximumViewQueueBytes)
         let version = dataSource.version
         return CommandResult { writer in
             writer.key("version")

@@ -40,7 +40,7 @@ struct HelloCommand: CommandDeclaration {
             throw WireError(.invalidArgument, "Protocol version \(version) is not supported; listd speaks \(protocolVersion).")
         }
         if let client { context.connection.client.name = client }
-        if let relay { try context.state.becomeRelay(relay, context.connection) }
+        if let relay { try context.connection.becomeRelay(relay) }
         if let role {
             guard role == "plugin" else { throw WireError(.invalidArgument, "Unknown role \"\(role)\"; the only role is \"plugin\".") }
             try CommandRouter.becomePlugin(context, name: name, provides: provides)

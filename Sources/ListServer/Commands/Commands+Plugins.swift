@@ -65,7 +65,7 @@ extension CommandRouter {
             }
             state.plugins.reservations[type] = nil
         }
-        let session = PluginSession(name: name, types: types, connection: connection)
+        let session = PluginSession(name: name, types: types, connection: connection, registry: state.plugins)
         connection.client.plugin = session
         for type in types {
             state.plugins.byType[type] = session

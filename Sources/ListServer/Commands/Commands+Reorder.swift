@@ -52,8 +52,9 @@ struct ReorderCommand: CommandDeclaration {
         let change = StateChange.dataSource(
             name: dataSource.name, ifVersion: nil, createAs: nil, .edit(.moveItem(item, before != nil ? .before(destination) : .after(destination))))
         let (user, display) = (context.connection.identity.displayName, dataSource.display)
+        let viewQueueLimit = context.state.configuration.maximumViewQueueBytes
         return try context.state.commit(change, connection: context.connection, allocator: context.allocator, animatingDifferences: animating) {
-            [item] applied in
+            [item, viewQueueLimit] applied in
             let version = applied.outcome.version ?? 0
             let changesJSON = applied.changesJSON ?? Self.encoded(applied.outcome.changes, animatingDifferences: animating)
             // The owner's handler (reorderingHandlers.didReorder), once the move is stored.
@@ -65,7 +66,7 @@ struct ReorderCommand: CommandDeclaration {
                     writer.int(version)
                     writer.key(literal: "changes")
                     writer.raw(changesJSON)
-                }, afterReply: [{ display.send(event) }])
+                }, afterReply: [{ display.send(event, viewQueueLimit: viewQueueLimit) }])
         }
     }
 

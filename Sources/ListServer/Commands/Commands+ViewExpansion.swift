@@ -95,7 +95,7 @@ struct ViewExpansionCommand<Direction: ExpansionDirection>: CommandDeclaration {
         result.afterReply.append {
             view.connection.sendEvent(event)
             // Cells of items the view no longer shows go back to their pools; disclosures change.
-            ViewPublisher.updateDisplayedCells(of: view, in: dataSource, after: changes, reloadData: false, state: state, work: RenderWork())
+            ViewPublisher.updateDisplayedCells(of: view, in: dataSource, after: changes, reloadData: false, sources: state.cellSources, work: RenderWork())
         }
         return result
     }

@@ -50,7 +50,7 @@ struct AttachCommand: CommandDeclaration {
         if dataSource.views[view] != nil {
             throw WireError(.invalidArgument, "Data source \"\(name)\" already has a view named \"\(view)\".")
         }
-        let attachment = ViewSession(name: view, dataSource: name, connection: connection, poolLimit: context.state.configuration.maximumPooledCells)
+        let attachment = ViewSession(name: view, dataSource: name, connection: connection, accounts: context.state.model.accounts, poolLimit: context.state.configuration.maximumPooledCells)
         attachment.followsSelection = selectionEvents ?? false
         let expansion = expansion?.sections
         if dataSource.expansionScope == .perView, expansion?.isEmpty == false { try CommandRouter.checkOwnExpansionQuota(for: attachment, context.state) }

@@ -38,8 +38,8 @@ extension ServerState {
                 "views": .int(views),
             ]
             if let user = connection.identity.user { entry["user"] = .string(user) }
-            if let client = connection.client.name { entry["client"] = .string(client) }
-            if let plugin = connection.client.plugin { entry["plugin"] = .string(plugin.name) }
+            if let client = connection.clientName { entry["client"] = .string(client) }
+            if let plugin = connection.plugin { entry["plugin"] = .string(plugin.name) }
             writer.value(.object(entry))
         }
         writer.endArray()

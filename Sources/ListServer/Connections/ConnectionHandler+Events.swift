@@ -79,7 +79,7 @@ extension ConnectionHandler {
     /// Forgets a view of this connection that its data source no longer serves and tells the client:
     /// `{"event": "dropped", "dataSource", "view", "reason"?}` (the data source was dropped, or with
     /// `reason`, e.g. `access`, why else).
-    func viewDropped(_ view: ViewSession, reason: String? = nil) {
+    func viewDropped(_ view: ViewSession, reason: String?) {
         views.remove(view)
         view.releaseCharges()
         sendEvent(ViewEvent.dropped(dataSource: view.dataSource, view: view.name, reason: reason))

@@ -2,8 +2,8 @@ import Logging
 
 /// The plugins of a running server: the connected ones by the content type they provide, the types held
 /// for supervised plugins that are coming up, and the supervisor that runs them. Confined to the
-/// server's event loop.
-struct PluginRegistry {
+/// server's event loop. Shared by reference: each session removes itself when it closes.
+final class PluginRegistry {
     /// Connected plugins by the content type they provide (`emoji` for registrations of `plugin:emoji`).
     var byType: [String: PluginSession] = [:]
     /// Types announced by a supervised plugin, by type: the name of that plugin. While the supervisor
@@ -11,16 +11,25 @@ struct PluginRegistry {
     var reservations: [String: String] = [:]
     /// The plugin processes listd runs itself (set once the socket listens).
     var supervisor: PluginSupervisor?
+    /// How long a supervised plugin restarted for being unhealthy gets to stop
+    /// (`pluginStopGraceMilliseconds`; kept current by the server state).
+    var stopGrace: Duration = .seconds(2)
+    /// Where plugins' connects, disconnects and failures are logged.
+    let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
 
     /// Forgets a plugin whose connection closed: its types are free again, its pending requests fail.
-    mutating func disconnected(_ plugin: PluginSession, logger: Logger) {
+    func disconnected(_ plugin: PluginSession) {
         for type in plugin.types where byType[type] === plugin { byType[type] = nil }
         plugin.failAll()
         logger.info("plugin disconnected", metadata: ["plugin": "\(plugin.name)"])
     }
 
     /// Holds the types `specs` provide for their supervised plugins (those not connected already).
-    mutating func reserve(_ specs: [SupervisedPluginSpec]) {
+    func reserve(_ specs: [SupervisedPluginSpec]) {
         for spec in specs {
             for type in spec.provides where byType[type] == nil { reservations[type] = spec.name }
         }

@@ -14,7 +14,9 @@ import NIOCore
 final class PluginSession {
     let name: String
     let types: [String]
-    unowned let connection: ConnectionHandler
+    unowned let connection: any PluginConnection
+    /// The registry holding this session under its types (it leaves it when it closes).
+    unowned let registry: PluginRegistry
     let connectedAt = ContinuousClock.now
 
     /// A configure request in flight: what to call with the answer, and its deadline timer.
@@ -44,10 +46,11 @@ final class PluginSession {
     var errors = 0
     var latencies: [Double] = []  // milliseconds, the most recent 1,024
 
-    init(name: String, types: [String], connection: ConnectionHandler) {
+    init(name: String, types: [String], connection: any PluginConnection, registry: PluginRegistry) {
         self.name = name
         self.types = types
         self.connection = connection
+        self.registry = registry
     }
 
     /// Requests sent and not answered (in flight, or timed out and never answered).
@@ -132,15 +135,13 @@ final class PluginSession {
     func close(restart: Bool = false, reason: String) {
         guard !isClosed else { return }
         isClosed = true
-        let state = connection.state
-        for type in types where state.plugins.byType[type] === self { state.plugins.byType[type] = nil }
-        state.logger.error("plugin \"\(name)\" disconnected: \(reason)", metadata: ["plugin": "\(name)"])
+        for type in types where registry.byType[type] === self { registry.byType[type] = nil }
+        registry.logger.error("plugin \"\(name)\" disconnected: \(reason)", metadata: ["plugin": "\(name)"])
         connection.disconnect(reason: reason)
         failAll()
         if restart {
             let pid = connection.identity.pid
-            state.plugins.supervisor?.restart(
-                peer: pid, reason: "plugin \(name): \(reason)", grace: .milliseconds(state.configuration.pluginStopGraceMilliseconds))
+            registry.supervisor?.restart(peer: pid, reason: "plugin \(name): \(reason)", grace: registry.stopGrace)
         }
     }
 

@@ -1,3 +1,4 @@
+import CSystemd  // sys/socket.h, for socketpair
 import Logging
 import NIOConcurrencyHelpers
 

@@ -10,7 +10,7 @@ extension ServerState {
     var policy: AccessPolicy { configuration.access }
 
     /// The user a change is made as: the connection's, or listd's own for changes listd makes itself.
-    func identity(of connection: ConnectionHandler?) -> PeerIdentity { connection?.identity ?? serviceIdentity }
+    func identity(of connection: (any ServedConnection)?) -> PeerIdentity { connection?.identity ?? serviceIdentity }
 
     /// The user name of `uid` for messages (cached), else the number.
     func userName(of uid: UInt32) -> String {
@@ -145,7 +145,7 @@ extension ServerState {
 
     /// Refuses when `identity` may not act on `view`, another connection's view: only its own user and
     /// administrators may.
-    func authorize(view: ViewSession, by connection: ConnectionHandler, to purpose: String) throws(WireError) {
+    func authorize(view: ViewSession, by connection: any ServedConnection, to purpose: String) throws(WireError) {
         let owner = view.connection.identity
         if view.connection === connection || owner.uid == connection.identity.uid || policy.isAdministrator(connection.identity) { return }
         throw WireError(
@@ -155,7 +155,7 @@ extension ServerState {
     }
 
     /// Whether the connection's user may read the data source.
-    func canRead(_ dataSource: DataSourceModel, _ connection: ConnectionHandler) -> Bool {
+    func canRead(_ dataSource: DataSourceModel, _ connection: any ServedConnection) -> Bool {
         policy.access(of: connection.identity, toDataSource: dataSource.name, ownedBy: dataSource.owner).level >= .read
     }
 
@@ -181,14 +181,14 @@ extension ServerState {
                     metadata: ["user": "\(connection.identity.displayName)", "dataSource": "\(view.dataSource)", "view": "\(view.name)"])
                 connection.viewDropped(view, reason: "access")
             }
-            if let plugin = connection.client.plugin, !policy.mayProvidePlugins(connection.identity) {
+            if let plugin = connection.plugin, !policy.mayProvidePlugins(connection.identity) {
                 plugin.close(reason: "user \(connection.identity.displayName) is no longer trusted to provide plugins")
             }
         }
     }
 
     /// Refuses a command only administrators may run.
-    func requireAdministrator(_ connection: ConnectionHandler, for command: String) throws(WireError) {
+    func requireAdministrator(_ connection: any ServedConnection, for command: String) throws(WireError) {
         guard !policy.isAdministrator(connection.identity) else { return }
         throw WireError(
             .permissionDenied,

@@ -13,15 +13,16 @@ extension ServerState {
         guard let connections = connections.byUser[holder.uid] else { return (0, 0) }
         var (queues, output) = (0, 0)
         for connection in connections.values where connection.accountHolder == holder {
-            queues += connection.queuedBytes
-            if let context = connection.context { output += connection.unsentBytes(context: context) }
+            let held = connection.liveBytes
+            queues += held.queues
+            output += held.output
         }
         return (queues, output)
     }
 
     /// Refuses (`quota-exceeded`) a request of `connection` that would add `adding` bytes to `part` of
     /// its user's account past `maxBytesPerUser` (root's own connections are exempt, a relay's are not).
-    func checkCharge(of connection: ConnectionHandler, adding: Int, releasing: Int = 0, to part: AccountPart) throws(WireError) {
+    func checkCharge(of connection: any ViewConnection, adding: Int, releasing: Int = 0, to part: AccountPart) throws(WireError) {
         try model.accounts.check(
             connection.accountHolder, adding: adding, releasing: releasing, to: part, limit: configuration.quota.maximumBytes)
     }
@@ -33,7 +34,7 @@ extension ServerState {
 
     /// Every account with something in it, by uid (a root relay's as `"0-relay"`): all of them for
     /// administrators, the connection's own user's for anyone else.
-    func accountsJSON(visibleTo connection: ConnectionHandler) -> JSONValue {
+    func accountsJSON(visibleTo connection: any ServedConnection) -> JSONValue {
         let everyone = policy.isAdministrator(connection.identity)
         var holders = Set(model.accounts.all.keys)
         for (uid, _) in connections.byUser { holders.insert(AccountHolder(uid: uid)) }
@@ -44,24 +45,5 @@ extension ServerState {
             members[holder.isRelay ? "\(holder.uid)-relay" : String(holder.uid)] = bytes.json
         }
         return .object(members)
-    }
-
-    /// `hello` with `relay`: the connection relays for others from now on (before it attaches views, so
-    /// that everything its views keep is charged to the relay's account).
-    func becomeRelay(_ relay: Bool, _ connection: ConnectionHandler) throws(WireError) {
-        guard relay != connection.client.isRelay else { return }
-        guard relay, connection.views.isEmpty else {
-            throw WireError(
-                .invalidArgument,
-                relay ? "relay: say it in hello before attaching views." : "relay: a relay stays one for the connection's life.")
-        }
-        connection.client.isRelay = true
-    }
-}
-
-extension ConnectionHandler {
-    /// Bytes of request lines waiting their turn and of the unfinished line the framer holds.
-    var queuedBytes: Int {
-        machine.heldRequestLines.reduce(machine.heldPartialBytes) { $0 + $1.readableBytes }
     }
 }

@@ -50,7 +50,7 @@ extension ServerState {
     /// was checked and stored there, so it is applied without limits or a policy and not stored again;
     /// `storedEvent` is the event line the committing instance stored with it, sent as it is.
     func commit(
-        _ change: StateChange, connection: ConnectionHandler?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
+        _ change: StateChange, connection: (any ServedConnection)?, allocator: ByteBufferAllocator = ByteBufferAllocator(), followed: Bool = false,
         storedEvent: [UInt8]? = nil, known: KnownChanges? = nil, rehearsal: Rehearsal? = nil, animatingDifferences: Bool = true,
         result: (AppliedChange<DataSourceViews>) -> CommandResult = { _ in CommandResult { _ in } }
     ) throws(WireError) -> CommandResult {
@@ -138,7 +138,7 @@ extension ServerState {
                 let outcome = applied.outcome
                 published.afterReply.append { [self] in
                     ViewPublisher.updateDisplayedCells(
-                        of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, viewChanges: viewChanges, state: self)
+                        of: dataSource, after: outcome.changes, reloadData: outcome.reloadData, viewChanges: viewChanges, sources: cellSources)
                 }
             }
             if let retired {
@@ -200,7 +200,7 @@ extension ServerState {
 
     /// Refuses a change the store cannot take now or the connection's user may not make; else the
     /// change with that user as the owner of what it creates.
-    private func authorized(_ change: StateChange, connection: ConnectionHandler?) throws(WireError) -> StateChange {
+    private func authorized(_ change: StateChange, connection: (any ServedConnection)?) throws(WireError) -> StateChange {
         if let reason = storage.pipeline?.unavailableReason { throw WireError(.storageFailed, reason) }
         let actor = identity(of: connection)
         try authorize(change, by: actor)

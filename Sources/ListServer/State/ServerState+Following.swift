@@ -85,6 +85,6 @@ extension ServerState {
             dataSource.settleExpansion(of: view)
         }
         publisher.send(Broadcast(dataSource: dataSource, event: buffer))
-        ViewPublisher.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, state: self)
+        ViewPublisher.updateDisplayedCells(of: dataSource, after: StagedChanges(), reloadData: true, sources: cellSources)
     }
 }

@@ -7,7 +7,7 @@ import ListWire
 extension ServerState {
     /// The named data source when `connection`'s user may know it exists (may at least read it); `nil`
     /// for a hidden one, as for one that does not exist.
-    func visibleDataSource(_ name: String, to connection: ConnectionHandler) -> DataSource? {
+    func visibleDataSource(_ name: String, to connection: any ServedConnection) -> DataSource? {
         guard let dataSource = dataSources[name], canRead(dataSource.model, connection) else { return nil }
         return dataSource
     }

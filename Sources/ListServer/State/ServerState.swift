@@ -15,7 +15,9 @@ import NIOPosix
 /// data source's versions are a total order without locks.
 package final class ServerState {
     /// The limits in force; `reload` replaces them (the listener stays).
-    var configuration: ServerConfiguration
+    var configuration: ServerConfiguration {
+        didSet { plugins.stopGrace = .milliseconds(configuration.pluginStopGraceMilliseconds) }
+    }
     package let logger: Logger
     /// The one writer of the state that lasts (data sources, registrations) and of the served data
     /// sources; the server changes them only through `commit` and the engine's other writes.
@@ -25,7 +27,7 @@ package final class ServerState {
     /// The open connections.
     var connections = ConnectionRegistry()
     /// Connected and supervised plugins.
-    var plugins = PluginRegistry()
+    let plugins: PluginRegistry
     /// The counters `stats` reports.
     var stats = ServerStats()
     /// Sends what views get and flushes it at the end of the loop's turn.
@@ -40,6 +42,12 @@ package final class ServerState {
     package var dataSources: [String: DataSource] { engine.dataSources }
     /// Cell registrations, by key.
     var registrations: [String: Registration] { model.registrations }
+    /// What configuring cells needs now: the registrations, the plugins and the limits on asking them.
+    var cellSources: CellSources {
+        CellSources(
+            registrations: registrations, plugins: plugins, pluginDeadlineMilliseconds: configuration.pluginDeadlineMilliseconds,
+            maximumPluginPendingRequests: configuration.maximumPluginPendingRequests, maximumOutputBytesHard: configuration.maximumOutputBytesHard)
+    }
     /// Registration keys in creation order.
     var registrationOrder: [String] { model.registrationOrder }
     /// listd's own identity: the owner of what it makes itself, and of in-process connections.
@@ -48,18 +56,20 @@ package final class ServerState {
     package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        plugins = PluginRegistry(logger: logger)
+        plugins.stopGrace = .milliseconds(configuration.pluginStopGraceMilliseconds)
         engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { _ in DataSourceViews() }
         engine.model.accounts.liveBytes = { [unowned self] holder in liveAccountBytes(of: holder) }
     }
 
-    func register(_ connection: ConnectionHandler) -> Int {
+    func register(_ connection: any ServedConnection) -> Int {
         stats.connectionsAccepted += 1
         return connections.add(connection)
     }
 
-    func unregister(_ connection: ConnectionHandler) {
+    func unregister(_ connection: any ServedConnection) {
         connections.remove(connection)
-        if let plugin = connection.client.plugin { plugins.disconnected(plugin, logger: logger) }
+        if let plugin = connection.plugin { plugins.disconnected(plugin) }
         for attachment in connection.views { dataSources[attachment.dataSource]?.detach(view: attachment.name) }
     }
 
@@ -98,16 +108,6 @@ extension ServerState {
     func tellViews(registration key: String, change: ViewEvent.RegistrationChange) {
         publisher.tellViews(registration: key, change: change, in: dataSources)
     }
-}
-
-/// An event line for every view of a data source (one buffer, shared), published once the change that
-/// made it is durable.
-struct Broadcast {
-    let dataSource: DataSource
-    /// The line, with its newline.
-    var event: ByteBuffer
-    /// The lines of views that show an expansion of their own (`ViewExpansion`), whose changes differ.
-    var ownEvents: [ObjectIdentifier: ByteBuffer] = [:]
 }
 
 /// Cell counters of one registration (summed over views), with what is displayed and pooled now.

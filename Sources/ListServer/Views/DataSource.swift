@@ -115,7 +115,9 @@ extension DataSource {
 final class ViewSession {
     let name: String
     let dataSource: String
-    unowned let connection: ConnectionHandler
+    unowned let connection: any ViewConnection
+    /// The accounts its cells and expansion are charged to (the viewer's, `connection.accountHolder`).
+    private let accounts: UserAccounts
     var cells: ViewCells {
         didSet { chargeKeptBytes() }
     }
@@ -142,10 +144,11 @@ final class ViewSession {
         expansion?.projection ?? dataSource.snapshot
     }
 
-    init(name: String, dataSource: String, connection: ConnectionHandler, poolLimit: Int) {
+    init(name: String, dataSource: String, connection: any ViewConnection, accounts: UserAccounts, poolLimit: Int) {
         self.name = name
         self.dataSource = dataSource
         self.connection = connection
+        self.accounts = accounts
         self.cells = ViewCells(poolLimit: poolLimit)
     }
 
@@ -153,7 +156,6 @@ final class ViewSession {
     /// for cells; an expansion's size is read in O(sections it overrides).
     private func chargeKeptBytes() {
         guard charges else { return }
-        let accounts = connection.state.model.accounts
         let cellBytes = cells.keptBytes
         if cellBytes != chargedCellBytes {
             accounts.charge(connection.accountHolder, .cells, cellBytes - chargedCellBytes)
@@ -169,7 +171,6 @@ final class ViewSession {
     /// Once detached: what the view kept is no longer charged (it goes with the view).
     func releaseCharges() {
         guard charges else { return }
-        let accounts = connection.state.model.accounts
         accounts.charge(connection.accountHolder, .cells, -chargedCellBytes)
         accounts.charge(connection.accountHolder, .expansions, -chargedExpansionBytes)
         (chargedCellBytes, chargedExpansionBytes, charges) = (0, 0, false)

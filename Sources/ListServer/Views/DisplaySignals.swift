@@ -1,5 +1,6 @@
 import ListEngine
 import ListWire
+import Logging
 import NIOCore
 
 /// What a data source's views display and are about to display, for the connections that watch it
@@ -26,16 +27,26 @@ final class DisplaySignals {
     private var flushScheduled = false
     /// The data source's name, for the events (set by the first signal or watch).
     private var dataSource = ""
+    /// `maxViewQueueBytes` as the last request that added signals saw it.
+    private var viewQueueLimit = Int.max
+    /// Where a watcher that fell behind is logged (the server's, from the first watch).
+    private var logger: Logger?
 
     /// Whether anyone watches (signals cost nothing otherwise).
     var isWatched: Bool { !watchers.isEmpty }
 
     /// Starts sending `connection` the signals of `dataSource`, first what its views show now
-    /// (`current`: per view, the items displayed, in order).
-    func watch(_ connection: ConnectionHandler, dataSource: String, current: [(view: String, items: [String])]) {
+    /// (`current`: per view, the items displayed, in order). What waits for it is charged to its user in
+    /// `accounts`, and bounded by `viewQueueLimit` (`maxViewQueueBytes`).
+    func watch(
+        _ connection: any ViewConnection, dataSource: String, current: [(view: String, items: [String])], accounts: UserAccounts,
+        viewQueueLimit: Int, logger: Logger
+    ) {
         pruneClosed()
         self.dataSource = dataSource
-        let queue = watchers[ObjectIdentifier(connection)] ?? DisplayWatchQueue(connection: connection)
+        self.viewQueueLimit = viewQueueLimit
+        self.logger = logger
+        let queue = watchers[ObjectIdentifier(connection)] ?? DisplayWatchQueue(connection: connection, accounts: accounts)
         watchers[ObjectIdentifier(connection)] = queue
         for (view, items) in current where !items.isEmpty { queue.note(view: view, items: items, prefetch: false, rateLimited: false) }
         if !queue.isEmpty { enforceLimit(on: queue) }
@@ -43,20 +54,22 @@ final class DisplaySignals {
 
     /// Stops `connection` watching; returns whether it did.
     @discardableResult
-    func unwatch(_ connection: ConnectionHandler) -> Bool {
+    func unwatch(_ connection: any ViewConnection) -> Bool {
         guard let queue = watchers.removeValue(forKey: ObjectIdentifier(connection)) else { return false }
         queue.clear()
         return true
     }
 
     /// Stops the watchers `stillAllowed` says no longer may (the policy changed).
-    func keepWatchers(where stillAllowed: (ConnectionHandler) -> Bool) {
+    func keepWatchers(where stillAllowed: (any ViewConnection) -> Bool) {
         watchers = watchers.filter { $0.value.connection.map(stillAllowed) ?? false }
     }
 
-    /// Sends an owner's event (`didReorder`) to every watcher still there, in order with the signals.
-    func send(_ event: [UInt8]) {
+    /// Sends an owner's event (`didReorder`) to every watcher still there, in order with the signals
+    /// (`viewQueueLimit`: `maxViewQueueBytes` now).
+    func send(_ event: [UInt8], viewQueueLimit: Int) {
         pruneClosed()
+        self.viewQueueLimit = viewQueueLimit
         for queue in Array(watchers.values) {
             queue.add(event: event)
             enforceLimit(on: queue)
@@ -72,18 +85,19 @@ final class DisplaySignals {
 
     /// Forgets watchers whose connection is gone or closing.
     private func pruneClosed() {
-        watchers = watchers.filter { $0.value.connection.map { !$0.machine.isClosing } ?? false }
+        watchers = watchers.filter { $0.value.connection.map { !$0.isClosing } ?? false }
     }
 
     /// Notes that `view` will display `items` (it dequeued their cells), or (`prefetch`) is about to.
-    /// A dequeue past its view's signal rate is counted in `more` only (a prefetch past it was refused).
-    func note(view: String, items: [String], prefetch: Bool, dataSource: String, eventLoop: EventLoop?) {
+    /// A dequeue past its view's signal rate (`perSecond`, `maxDisplaySignalsPerViewPerSecond`) is counted
+    /// in `more` only (a prefetch past it was refused). `viewQueueLimit` is `maxViewQueueBytes` now.
+    func note(
+        view: String, items: [String], prefetch: Bool, dataSource: String, eventLoop: EventLoop?, perSecond: Int, viewQueueLimit: Int
+    ) {
         guard isWatched, !items.isEmpty else { return }
         self.dataSource = dataSource
-        var rateLimited = false
-        if !prefetch, let perSecond = watchers.values.first?.connection?.state.configuration.maximumDisplaySignalsPerViewPerSecond {
-            rateLimited = admitSignal(view: view, perSecond: perSecond) != nil
-        }
+        self.viewQueueLimit = viewQueueLimit
+        let rateLimited = !prefetch && admitSignal(view: view, perSecond: perSecond) != nil
         for queue in Array(watchers.values) {
             queue.note(view: view, items: items, prefetch: prefetch, rateLimited: rateLimited)
             enforceLimit(on: queue)
@@ -103,7 +117,7 @@ final class DisplaySignals {
         pruneClosed()
         for queue in Array(watchers.values) where !queue.isEmpty {
             guard queue.deliver(dataSource: dataSource), let connection = queue.connection else { continue }
-            DisplayWatchResumer.resume(self, when: connection)
+            connection.resumeWhenWritable(self)
         }
     }
 
@@ -111,11 +125,11 @@ final class DisplaySignals {
     /// output pass `maxViewQueueBytes`.
     private func enforceLimit(on queue: DisplayWatchQueue) {
         guard let connection = queue.connection else { return }
-        let limit = connection.state.configuration.maximumViewQueueBytes
+        let limit = viewQueueLimit
         guard queue.exceeds(limit) else { return }
         let held = queue.heldBytes
         unwatch(connection)
-        connection.state.logger.warning(
+        logger?.warning(
             "display watch fell behind; stopping it",
             metadata: [
                 "connection": "\(connection.id)", "user": "\(connection.identity.displayName)", "dataSource": "\(dataSource)",

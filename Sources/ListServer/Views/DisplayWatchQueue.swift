@@ -11,7 +11,7 @@ import NIOCore
 /// them. What waits here and the connection's unsent output together are bounded by
 /// `maxViewQueueBytes` (see `DisplaySignals`). Confined to the event loop.
 final class DisplayWatchQueue {
-    weak var connection: ConnectionHandler?
+    weak var connection: (any ViewConnection)?
 
     /// One view's signals not sent yet: each list at most `maximumItemsPerEvent` items and
     /// `maximumItemBytesPerEvent` bytes of identifiers; the signals left out are counted in `more`.
@@ -67,9 +67,9 @@ final class DisplayWatchQueue {
     private let accounts: UserAccounts
     private let holder: AccountHolder
 
-    init(connection: ConnectionHandler) {
+    init(connection: any ViewConnection, accounts: UserAccounts) {
         self.connection = connection
-        accounts = connection.state.model.accounts
+        self.accounts = accounts
         holder = connection.accountHolder
     }
 
@@ -114,19 +114,19 @@ final class DisplayWatchQueue {
 
     /// Whether what waits here and the connection's unsent output pass `limit`.
     func exceeds(_ limit: Int) -> Bool {
-        guard let connection, let context = connection.context else { return false }
+        guard let connection, connection.eventLoop != nil else { return false }
         if heldBytes > limit { return true }
-        return connection.channelMayHold(atLeast: limit - heldBytes + 1 - (connection.output.gathered?.readableBytes ?? 0), context: context)
+        return connection.mayHoldOutput(atLeast: limit - heldBytes + 1)
     }
 
     /// Sends the entries in order while the connection's output is below `maxOutputBytes` (its channel
     /// is writable); returns whether some still wait.
     func deliver(dataSource: String) -> Bool {
-        guard let connection, let context = connection.context, !connection.machine.isClosing else {
+        guard let connection, connection.eventLoop != nil, !connection.isClosing else {
             clear()
             return false
         }
-        while nextEntry < entries.count, context.channel.isWritable, !connection.machine.isClosing {
+        while nextEntry < entries.count, connection.isWritable, !connection.isClosing {
             let entry = entries[nextEntry]
             nextEntry += 1
             switch entry {
@@ -149,6 +149,6 @@ final class DisplayWatchQueue {
             entries.removeFirst(nextEntry)
             nextEntry = 0
         }
-        return !isEmpty && !connection.machine.isClosing
+        return !isEmpty && !connection.isClosing
     }
 }

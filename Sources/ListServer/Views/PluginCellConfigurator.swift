@@ -58,7 +58,7 @@ extension CellConfigurator {
     /// plugin cells are placeholders until then.
     static func configurePluginCells(
         _ requests: [PluginCellRequest], replies: [CellReply], purpose: PluginConfigurePurpose,
-        view: ViewSession, state: ServerState, eventLoop: EventLoop, done: @escaping ([CellReply]) -> Void
+        view: ViewSession, sources: CellSources, eventLoop: EventLoop, done: @escaping ([CellReply]) -> Void
     ) {
         var replies = replies
         var byType: [String: [PluginCellRequest]] = [:]
@@ -76,20 +76,20 @@ extension CellConfigurator {
             }
         }
         for (type, entries) in byType {
-            guard let plugin = state.plugins.byType[type] else {
+            guard let plugin = sources.plugins.byType[type] else {
                 for entry in entries { fail(entry, .pluginUnavailable, "No connected plugin provides \"\(type)\".") }
                 continue
             }
             outstanding += 1
             plugin.configure(
                 ids: entries.map(\.cell), writeCells: { writer in for entry in entries { writeConfigureCell(entry, type: type, to: &writer) } },
-                deadline: .milliseconds(Int64(state.configuration.pluginDeadlineMilliseconds)),
-                limits: (state.configuration.maximumPluginPendingRequests, state.configuration.maximumOutputBytesHard), eventLoop: eventLoop
+                deadline: .milliseconds(Int64(sources.pluginDeadlineMilliseconds)),
+                limits: (sources.maximumPluginPendingRequests, sources.maximumOutputBytesHard), eventLoop: eventLoop
             ) { answers in
                 outstanding -= 1
                 for entry in entries {
                     guard let answers else {
-                        fail(entry, .pluginTimeout, "Plugin \"\(plugin.name)\" did not configure the cell within \(state.configuration.pluginDeadlineMilliseconds) ms.")
+                        fail(entry, .pluginTimeout, "Plugin \"\(plugin.name)\" did not configure the cell within \(sources.pluginDeadlineMilliseconds) ms.")
                         continue
                     }
                     guard let answer = answers[entry.cell] else {

@@ -14,7 +14,7 @@ extension ViewPublisher {
     /// replace `changes` for them.
     static func updateDisplayedCells(
         of dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, viewChanges: [ObjectIdentifier: StagedChanges] = [:],
-        state: ServerState
+        sources: CellSources
     ) {
         func touchesCells(_ changes: StagedChanges) -> Bool { Self.touchesCells(changes, reloadData: reloadData) }
         let sharedTouches = touchesCells(changes)
@@ -25,7 +25,7 @@ extension ViewPublisher {
         for view in dataSource.attachedViews where view.cells.displayedCount > 0 {
             let own = viewChanges[ObjectIdentifier(view)]
             guard own.map(touchesCells) ?? sharedTouches else { continue }
-            updateDisplayedCells(of: view, in: dataSource, after: own ?? changes, reloadData: reloadData, state: state, work: work)
+            updateDisplayedCells(of: view, in: dataSource, after: own ?? changes, reloadData: reloadData, sources: sources, work: work)
         }
     }
 
@@ -40,7 +40,7 @@ extension ViewPublisher {
 
     /// `updateDisplayedCells` for one view, with the changes it was sent.
     static func updateDisplayedCells(
-        of view: ViewSession, in dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, state: ServerState, work: RenderWork
+        of view: ViewSession, in dataSource: DataSource, after changes: StagedChanges, reloadData: Bool, sources: CellSources, work: RenderWork
     ) {
         let snapshot = view.snapshot(in: dataSource)
         var reloadedItems = Set<String>()
@@ -73,7 +73,7 @@ extension ViewPublisher {
         let keys = reconfigured + anchoredKinds.flatMap { kind in reconfigured.map { itemSupplementaryKey(kind, item: $0) } }
         for key in keys {
             guard let cell = view.cells.displayedCell(for: key) else { continue }
-            switch CellConfigurator.reconfigure(view: view, cell: cell.id, in: dataSource, registrations: state.registrations, work: work) {
+            switch CellConfigurator.reconfigure(view: view, cell: cell.id, in: dataSource, registrations: sources.registrations, work: work) {
             case nil: continue
             case .configured(let configured): view.connection.sendEvent(ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { configured.write(to: &$0) }))
             case .plugin(var request, let placeholder):
@@ -84,7 +84,7 @@ extension ViewPublisher {
         }
         // Plugin cells follow as their plugins answer (one request per plugin for the whole change).
         if !pluginRequests.isEmpty, let eventLoop = view.connection.eventLoop {
-            CellConfigurator.configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, state: state, eventLoop: eventLoop) { cells in
+            CellConfigurator.configurePluginCells(pluginRequests, replies: placeholders, purpose: .reconfigure, view: view, sources: sources, eventLoop: eventLoop) { cells in
                 for cell in cells where view.cells.cells[cell.id]?.displayedFor != nil {
                     view.connection.sendEvent(ViewEvent.cellUpdated(dataSource: view.dataSource, view: view.name, cell: { cell.write(to: &$0) }))
                 }

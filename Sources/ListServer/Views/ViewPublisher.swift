@@ -2,13 +2,23 @@ import CellCore
 import ListEngine
 import NIOCore
 
+/// An event line for every view of a data source (one buffer, shared), published once the change that
+/// made it is durable.
+struct Broadcast {
+    let dataSource: DataSource
+    /// The line, with its newline.
+    var event: ByteBuffer
+    /// The lines of views that show an expansion of their own (`ViewExpansion`), whose changes differ.
+    var ownEvents: [ObjectIdentifier: ByteBuffer] = [:]
+}
+
 /// Sends what views get: a change's event line to every view of its data source (a view with an
 /// expansion of its own gets its own line), registration changes, and the flush at the end of the
 /// loop's turn that writes them out, one task however many connections a change's events went to.
 /// Confined to the server's event loop.
 final class ViewPublisher {
     /// Connections whose output is flushed at the end of this turn of the loop.
-    private var connectionsToFlush: [ConnectionHandler] = []
+    private var connectionsToFlush: [any ViewConnection] = []
     /// The loop the pending flush task runs on.
     private var flushLoop: EventLoop?
 
@@ -40,7 +50,7 @@ final class ViewPublisher {
 
     /// Flushes `connection` at the end of this turn of the event loop, with every other connection that
     /// asked in this turn.
-    func flushAtEndOfTurn(_ connection: ConnectionHandler, on loop: EventLoop) {
+    func flushAtEndOfTurn(_ connection: any ViewConnection, on loop: EventLoop) {
         if let flushLoop, flushLoop !== loop {
             // A connection on another loop (listd has one; tests may not): a task of its own.
             let bound = NIOLoopBound(connection, eventLoop: loop)
