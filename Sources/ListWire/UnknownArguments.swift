@@ -19,7 +19,7 @@ extension Arguments {
     /// The error for a required argument that is absent. When the request gives an argument no command
     /// read yet whose name is close to it, that one is named (`Missing argument "items"; "itemz" was
     /// given: did you mean "items"?`): a misspelt required argument is told as such, not only as missing.
-    func missing(_ name: String) -> WireError {
+    public func missing(_ name: String) -> WireError {
         let unread = members.keys.filter { $0 != name && !wasRead($0) }
         let hint = Spelling.closest(to: name, in: unread).map { "; \"\($0)\" was given: did you mean \"\(name)\"?" } ?? "."
         return WireError(.invalidArgument, "Missing argument \"\(name)\"" + hint)

@@ -10,16 +10,3 @@ extension Command {
         return effect == .reads && declared.contains("dataSource") ? declared + ["minVersion"] : declared
     }
 }
-
-extension SectionSnapshotEdit {
-    /// The members each `op` of an outline edit reads besides `op` (as `read(_:field:)` reads them).
-    static let argumentNames: [String: [String]] = [
-        "append": ["items", "parent"],
-        "insert": ["before", "after", "snapshot", "items"],
-        "delete": ["items"],
-        "deleteAll": [],
-        "replaceChildren": ["parent", "snapshot"],
-        "expand": ["items"],
-        "collapse": ["items"],
-    ]
-}

@@ -15,44 +15,37 @@ enum SectionSnapshotEdit {
     case expand([String])
     case collapse([String])
 
-    /// Reads `{"op": …, …}` (see PROTOCOL.md, "Outlines").
+    /// Reads `{"op": …, …}` (see PROTOCOL.md, "Outlines"): the members besides `op` are the arguments
+    /// of the op's declaration (`OutlineAppend` and the rest below), and an error names the operation
+    /// (`field`) first.
     static func read(_ value: JSONValue, field: String) throws(WireError) -> SectionSnapshotEdit {
-        guard case .object(let members) = value, case .string(let op)? = members["op"] else {
+        guard case .object(var members) = value, case .string(let op)? = members.removeValue(forKey: "op") else {
             throw WireError(.invalidArgument, "\(field) must be an object with a string \"op\".")
         }
-        var arguments = Arguments(members.filter { $0.key != "op" })
-        let edit: SectionSnapshotEdit
-        switch op {
-        case "append":
-            edit = .append(try WireDecoding.items(arguments.array("items"), field: "\(field).items"), parent: try arguments.optionalString("parent"))
-        case "insert":
-            let before = try arguments.optionalString("before")
-            let after = try arguments.optionalString("after")
-            guard (before == nil) != (after == nil), let destination = before ?? after else {
-                throw WireError(.invalidArgument, "\(field): insert needs exactly one of \"before\" and \"after\".")
-            }
-            if let outline = arguments.value("snapshot") {
-                edit = .insertSnapshot(try WireDecoding.sectionSnapshot(outline, field: "\(field).snapshot"), destination: destination, after: after != nil)
-            } else {
-                edit = .insertItems(try WireDecoding.items(arguments.array("items"), field: "\(field).items"), destination: destination, after: after != nil)
-            }
-        case "delete": edit = .delete(try arguments.strings("items"))
-        case "deleteAll": edit = .deleteAll
-        case "replaceChildren":
-            edit = .replaceChildren(
-                parent: try arguments.string("parent"), try WireDecoding.sectionSnapshot(arguments.required("snapshot"), field: "\(field).snapshot"))
-        case "expand": edit = .expand(try arguments.strings("items"))
-        case "collapse": edit = .collapse(try arguments.strings("items"))
-        default:
+        guard let operation = Self.operation(named: op) else {
             throw WireError(
                 .invalidArgument, "\(field): unknown op \"\(op)\" (append, insert, delete, deleteAll, replaceChildren, expand, collapse).")
         }
+        var arguments = Arguments(members)
         do throws(WireError) {
-            try arguments.finish(declared: Self.argumentNames[op] ?? [])
+            let edit = try operation.init(arguments: &arguments).edit(op: op, arguments)
+            try arguments.finish(declared: ArgumentDocumentation.of(operation.init()).map(\.name))
+            return edit
         } catch {
-            throw WireError(error.code, "\(field): \(error.message)")
+            throw WireError(error.code, "\(field): \(error.message)", details: error.details)
         }
-        return edit
+    }
+
+    /// The declaration of the op named `op`.
+    private static func operation(named op: String) -> (any OutlineOperation.Type)? {
+        switch op {
+        case "append": OutlineAppend.self
+        case "insert": OutlineInsert.self
+        case "delete", "expand", "collapse": OutlineItems.self
+        case "deleteAll": OutlineDeleteAll.self
+        case "replaceChildren": OutlineReplaceChildren.self
+        default: nil
+        }
     }
 
     /// Applies the edit to `outline`.
@@ -70,6 +63,69 @@ enum SectionSnapshotEdit {
         case .collapse(let items): outline.collapse(items)
         }
     }
+}
+
+/// An operation of `editSectionSnapshot`: its members besides `op` are its declaration's arguments.
+protocol OutlineOperation: ArgumentDecodable {
+    /// The documentation instance (its arguments' names, for "did you mean").
+    init()
+    /// The edit the operation `op` makes; `arguments` are the operation's, read.
+    func edit(op: String, _ arguments: Arguments) throws(WireError) -> SectionSnapshotEdit
+}
+
+/// `editSectionSnapshot`'s `append`: `items` as children of `parent`, or at the top level.
+struct OutlineAppend: OutlineOperation {
+    @Arg("The items to append.") var items: [Item]
+    @Arg("Their parent (absent: the top level).") var parent: String?
+
+    func edit(op: String, _ arguments: Arguments) -> SectionSnapshotEdit { .append(items, parent: parent) }
+}
+
+/// `editSectionSnapshot`'s `insert`: `items`, or a whole outline (`snapshot`), before or after an item.
+struct OutlineInsert: OutlineOperation {
+    @Arg("The item to insert before (one of before and after).") var before: String?
+    @Arg("The item to insert after (one of before and after).") var after: String?
+    @Arg("An outline to insert (or items).") var snapshot: SectionSnapshot?
+    @Arg("Items to insert, as siblings (or a snapshot).") var items: [Item]?
+
+    /// The edit; `arguments` name a misspelt `items` when neither `items` nor `snapshot` is given.
+    func edit(op: String, _ arguments: Arguments) throws(WireError) -> SectionSnapshotEdit {
+        guard (before == nil) != (after == nil), let destination = before ?? after else {
+            throw WireError(.invalidArgument, "insert needs exactly one of \"before\" and \"after\".")
+        }
+        switch (snapshot, items) {
+        case (let snapshot?, nil): return .insertSnapshot(snapshot, destination: destination, after: after != nil)
+        case (nil, let items?): return .insertItems(items, destination: destination, after: after != nil)
+        case (nil, nil): throw arguments.missing("items")
+        case (_?, _?): throw WireError(.invalidArgument, "Give either \"items\" or \"snapshot\", not both.")
+        }
+    }
+}
+
+/// `editSectionSnapshot`'s `delete`, `expand` and `collapse`: the items they act on.
+struct OutlineItems: OutlineOperation {
+    @Arg("The items.") var items: [String]
+
+    func edit(op: String, _ arguments: Arguments) -> SectionSnapshotEdit {
+        switch op {
+        case "expand": .expand(items)
+        case "collapse": .collapse(items)
+        default: .delete(items)
+        }
+    }
+}
+
+/// `editSectionSnapshot`'s `deleteAll`: no arguments.
+struct OutlineDeleteAll: OutlineOperation {
+    func edit(op: String, _ arguments: Arguments) -> SectionSnapshotEdit { .deleteAll }
+}
+
+/// `editSectionSnapshot`'s `replaceChildren`: `parent`'s children replaced by `snapshot`'s outline.
+struct OutlineReplaceChildren: OutlineOperation {
+    @Arg("The item whose children are replaced.") var parent: String
+    @Arg("The new children, as an outline.") var snapshot: SectionSnapshot
+
+    func edit(op: String, _ arguments: Arguments) -> SectionSnapshotEdit { .replaceChildren(parent: parent, snapshot) }
 }
 
 /// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
