@@ -28,6 +28,11 @@ typedef struct {
 } listd_peergroups;
 static const int listd_so_peergroups = SO_PEERGROUPS;
 
+/* The socket type of a plugin's stream socketpair, closed on exec. A constant of this module's own: Swift's
+   `Glibc.SOCK_STREAM` resolves only when Glibc's module happens to own <bits/socket_type.h>, which depends
+   on which module included it first in a build. */
+static const int listd_stream_socket_cloexec = SOCK_STREAM | SOCK_CLOEXEC;
+
 /* Lowers the calling thread's CPU priority to `niceness` (setpriority on the thread id: Linux applies
    it to that thread only). For background work that must not take the CPU from the event loop and
    the writer. Returns 0, or -1 with errno. */

@@ -1,4 +1,4 @@
-import CSystemd  // sys/socket.h, for socketpair
+import CSystemd
 import Logging
 import NIOConcurrencyHelpers
 
@@ -354,7 +354,7 @@ public final class PluginSupervisor: Sendable {
         // A socket pair rather than a pipe: it is created close-on-exec atomically (no other plugin's
         // spawn can inherit it); only listd's end is non-blocking.
         var pipeDescriptors: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue), 0, &pipeDescriptors) == 0 else {
+        guard socketpair(AF_UNIX, listd_stream_socket_cloexec, 0, &pipeDescriptors) == 0 else {
             return .failure("socketpair: \(String(cString: strerror(errno)))")
         }
         shutdown(pipeDescriptors[0], Int32(SHUT_WR))
