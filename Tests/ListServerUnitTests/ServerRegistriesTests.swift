@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func supervisedTypesAreHeldUnlessAPluginHasThem() {
-        let plugins = PluginRegistry(logger: Logger(label: "test"))
+        let plugins = PluginRegistry(logger: Logger(label: "test"), stopGrace: .seconds(3))
         plugins.reserve([SupervisedPluginSpec(name: "emoji", executable: "/bin/true", provides: ["emoji", "flag"])])
         #expect(plugins.reservations == ["emoji": "emoji", "flag": "emoji"])
     }

@@ -22,9 +22,8 @@ enum SectionSnapshotEdit {
         guard case .object(var members) = value, case .string(let op)? = members.removeValue(forKey: "op") else {
             throw WireError(.invalidArgument, "\(field) must be an object with a string \"op\".")
         }
-        guard let operation = Self.operation(named: op) else {
-            throw WireError(
-                .invalidArgument, "\(field): unknown op \"\(op)\" (append, insert, delete, deleteAll, replaceChildren, expand, collapse).")
+        guard let operation = Self.operations.first(where: { $0.name == op })?.declaration else {
+            throw WireError(.invalidArgument, "\(field): unknown op \"\(op)\" (\(Self.operationNames)).")
         }
         var arguments = Arguments(members)
         do throws(WireError) {
@@ -36,17 +35,14 @@ enum SectionSnapshotEdit {
         }
     }
 
-    /// The declaration of the op named `op`.
-    private static func operation(named op: String) -> (any OutlineOperation.Type)? {
-        switch op {
-        case "append": OutlineAppend.self
-        case "insert": OutlineInsert.self
-        case "delete", "expand", "collapse": OutlineItems.self
-        case "deleteAll": OutlineDeleteAll.self
-        case "replaceChildren": OutlineReplaceChildren.self
-        default: nil
-        }
-    }
+    /// The ops, in the protocol's order, with their declarations.
+    static let operations: [(name: String, declaration: any OutlineOperation.Type)] = [
+        ("append", OutlineAppend.self), ("insert", OutlineInsert.self), ("delete", OutlineItems.self), ("deleteAll", OutlineDeleteAll.self),
+        ("replaceChildren", OutlineReplaceChildren.self), ("expand", OutlineItems.self), ("collapse", OutlineItems.self),
+    ]
+
+    /// "append, insert, …": the ops' names, for `describe` and errors.
+    static var operationNames: String { operations.map(\.name).joined(separator: ", ") }
 
     /// Applies the edit to `outline`.
     func apply(to outline: inout SectionSnapshot) throws {
@@ -130,7 +126,7 @@ struct OutlineReplaceChildren: OutlineOperation {
 
 /// `editSectionSnapshot`: a section's outline edited in place, the edits in order as one change.
 struct EditSectionSnapshotCommand: MutationDeclaration {
-    static let about = CommandAbout("editSectionSnapshot", "Edits a section's outline in place (append, insert, delete, deleteAll, replaceChildren, expand, collapse), all or nothing, one version.", result: "{version, changes, unchanged?, warnings?}")
+    static let about = CommandAbout("editSectionSnapshot", "Edits a section's outline in place (\(SectionSnapshotEdit.operationNames)), all or nothing, one version.", result: "{version, changes, unchanged?, warnings?}")
     var target: MutationTarget
     @Arg("The section (appended when missing; its items become a flat outline when it has none).") var section: String
     @Arg("The edits, in order.", type: "[{op, …}]") var operations: [JSONValue]

@@ -11,8 +11,9 @@ import NIOCore
 ///   bigger than that limit with nothing else unsent is still sent, as reading clients need it.
 /// - Unfinished lines: the framer reports what it holds (`FramedLine.partial`). A line not finished within
 ///   `partialLineTimeoutSeconds` (its clock stops while the connection is not read) closes the
-///   connection with `line-too-long`; the bytes count toward `ServerState.partialLineBytes`, whose cap
-///   closes connections of the user holding the most, its longest lines first.
+///   connection with `line-too-long`; the bytes count toward `ConnectionRegistry.partialLineBytes`, whose
+///   cap closes connections of the user holding the most, its longest lines first
+///   (`State/ServerState+ConnectionLimits.swift`).
 extension ConnectionHandler {
     /// Bytes written to the channel and not yet accepted by the socket.
     func bufferedBytes(context: ChannelHandlerContext) -> Int {

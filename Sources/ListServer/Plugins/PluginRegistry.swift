@@ -13,12 +13,13 @@ final class PluginRegistry {
     var supervisor: PluginSupervisor?
     /// How long a supervised plugin restarted for being unhealthy gets to stop
     /// (`pluginStopGraceMilliseconds`; kept current by the server state).
-    var stopGrace: Duration = .seconds(2)
+    var stopGrace: Duration
     /// Where plugins' connects, disconnects and failures are logged.
     let logger: Logger
 
-    init(logger: Logger) {
+    init(logger: Logger, stopGrace: Duration) {
         self.logger = logger
+        self.stopGrace = stopGrace
     }
 
     /// Forgets a plugin whose connection closed: its types are free again, its pending requests fail.

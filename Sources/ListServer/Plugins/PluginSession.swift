@@ -15,7 +15,8 @@ final class PluginSession {
     let name: String
     let types: [String]
     unowned let connection: any PluginConnection
-    /// The registry holding this session under its types (it leaves it when it closes).
+    /// The registry holding this session under its types (it leaves it when it closes). Owned by the
+    /// server state, which every connection holds, so it outlives the session.
     unowned let registry: PluginRegistry
     let connectedAt = ContinuousClock.now
 

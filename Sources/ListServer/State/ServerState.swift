@@ -56,8 +56,7 @@ package final class ServerState {
     package init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        plugins = PluginRegistry(logger: logger)
-        plugins.stopGrace = .milliseconds(configuration.pluginStopGraceMilliseconds)
+        plugins = PluginRegistry(logger: logger, stopGrace: .milliseconds(configuration.pluginStopGraceMilliseconds))
         engine = StateEngine(retention: (configuration.changeLogVersions, configuration.changeLogBytes)) { _ in DataSourceViews() }
         engine.model.accounts.liveBytes = { [unowned self] holder in liveAccountBytes(of: holder) }
     }

@@ -116,7 +116,7 @@ final class ViewSession {
     let name: String
     let dataSource: String
     unowned let connection: any ViewConnection
-    /// The accounts its cells and expansion are charged to (the viewer's, `connection.accountHolder`).
+    /// The ledger its cells and expansion are charged in, to the viewer's account (`connection.accountHolder`).
     private let accounts: UserAccounts
     var cells: ViewCells {
         didSet { chargeKeptBytes() }

@@ -27,9 +27,7 @@ final class DisplaySignals {
     private var flushScheduled = false
     /// The data source's name, for the events (set by the first signal or watch).
     private var dataSource = ""
-    /// `maxViewQueueBytes` as the last request that added signals saw it.
-    private var viewQueueLimit = Int.max
-    /// Where a watcher that fell behind is logged (the server's, from the first watch).
+    /// Where a watcher that fell behind is logged (the server's, from the last watch).
     private var logger: Logger?
 
     /// Whether anyone watches (signals cost nothing otherwise).
@@ -44,12 +42,11 @@ final class DisplaySignals {
     ) {
         pruneClosed()
         self.dataSource = dataSource
-        self.viewQueueLimit = viewQueueLimit
         self.logger = logger
         let queue = watchers[ObjectIdentifier(connection)] ?? DisplayWatchQueue(connection: connection, accounts: accounts)
         watchers[ObjectIdentifier(connection)] = queue
         for (view, items) in current where !items.isEmpty { queue.note(view: view, items: items, prefetch: false, rateLimited: false) }
-        if !queue.isEmpty { enforceLimit(on: queue) }
+        if !queue.isEmpty { enforceLimit(on: queue, viewQueueLimit) }
     }
 
     /// Stops `connection` watching; returns whether it did.
@@ -69,10 +66,9 @@ final class DisplaySignals {
     /// (`viewQueueLimit`: `maxViewQueueBytes` now).
     func send(_ event: [UInt8], viewQueueLimit: Int) {
         pruneClosed()
-        self.viewQueueLimit = viewQueueLimit
         for queue in Array(watchers.values) {
             queue.add(event: event)
-            enforceLimit(on: queue)
+            enforceLimit(on: queue, viewQueueLimit)
         }
         deliverHeld()
     }
@@ -96,11 +92,10 @@ final class DisplaySignals {
     ) {
         guard isWatched, !items.isEmpty else { return }
         self.dataSource = dataSource
-        self.viewQueueLimit = viewQueueLimit
         let rateLimited = !prefetch && admitSignal(view: view, perSecond: perSecond) != nil
         for queue in Array(watchers.values) {
             queue.note(view: view, items: items, prefetch: prefetch, rateLimited: rateLimited)
-            enforceLimit(on: queue)
+            enforceLimit(on: queue, viewQueueLimit)
         }
         guard !flushScheduled, let eventLoop else { return }
         flushScheduled = true
@@ -112,7 +107,7 @@ final class DisplaySignals {
     }
 
     /// Sends every watcher what waits for it while its output is below `maxOutputBytes`; the watchers
-    /// whose output is above it keep theirs (merging) until it drains (`DisplayWatchResumer`).
+    /// whose output is above it keep theirs (merging) until it drains (`ViewConnection.resumeWhenWritable`).
     func deliverHeld() {
         pruneClosed()
         for queue in Array(watchers.values) where !queue.isEmpty {
@@ -122,10 +117,9 @@ final class DisplaySignals {
     }
 
     /// Stops the watch of `queue`'s connection with `overflow` when what waits for it and its unsent
-    /// output pass `maxViewQueueBytes`.
-    private func enforceLimit(on queue: DisplayWatchQueue) {
+    /// output pass `limit` (`maxViewQueueBytes`).
+    private func enforceLimit(on queue: DisplayWatchQueue, _ limit: Int) {
         guard let connection = queue.connection else { return }
-        let limit = viewQueueLimit
         guard queue.exceeds(limit) else { return }
         let held = queue.heldBytes
         unwatch(connection)
