@@ -63,9 +63,12 @@ public struct AccountHolder: Hashable, Sendable {
 
 /// One holder's bytes, by part.
 public struct AccountBytes: Equatable, Sendable {
-    private var parts = [Int](repeating: 0, count: AccountPart.allCases.count)
+    /// One count per `AccountPart`, inline (a charge allocates nothing).
+    private var parts = InlineArray<9, Int>(repeating: 0)
 
-    public init() {}
+    public init() {
+        assert(AccountPart.allCases.count == 9, "AccountBytes keeps one count per part")
+    }
 
     public subscript(part: AccountPart) -> Int {
         get { parts[part.rawValue] }
@@ -73,9 +76,21 @@ public struct AccountBytes: Equatable, Sendable {
     }
 
     /// Every part together.
-    public var total: Int { parts.reduce(0, +) }
+    public var total: Int {
+        var sum = 0
+        for index in parts.indices { sum += parts[index] }
+        return sum
+    }
 
-    public var isEmpty: Bool { parts.allSatisfy { $0 == 0 } }
+    public var isEmpty: Bool {
+        for index in parts.indices where parts[index] != 0 { return false }
+        return true
+    }
+
+    public static func == (lhs: AccountBytes, rhs: AccountBytes) -> Bool {
+        for index in lhs.parts.indices where lhs.parts[index] != rhs.parts[index] { return false }
+        return true
+    }
 
     /// The parts by wire name (for `access` and `stats`), with `total`.
     public var json: JSONValue {
@@ -103,9 +118,15 @@ public final class UserAccounts {
     /// Adds `delta` bytes (negative: removes) to a part of `holder`'s account. O(1).
     public func charge(_ holder: AccountHolder, _ part: AccountPart, _ delta: Int) {
         guard delta != 0 else { return }
-        var bytes = accounts[holder] ?? AccountBytes()
-        bytes[part] += delta
-        accounts[holder] = bytes.isEmpty ? nil : bytes
+        // In place: one hash look-up, no copy of the account.
+        if let index = accounts.index(forKey: holder) {
+            accounts.values[index][part] += delta
+            if accounts.values[index].isEmpty { accounts.remove(at: index) }
+        } else {
+            var bytes = AccountBytes()
+            bytes[part] = delta
+            accounts[holder] = bytes
+        }
     }
 
     /// What `holder` holds now, every part (live ones read now: O(the holder's connections)).

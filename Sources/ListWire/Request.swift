@@ -21,6 +21,14 @@ public struct Request: Sendable {
         self.arguments = Arguments(arguments)
     }
 
+    /// A request as the one-pass decoder makes it (the id's echo given, the arguments as read).
+    init(id: JSONValue?, echoedID: EchoedID?, command: String, arguments: Arguments) {
+        self.id = id
+        self.echoedID = echoedID
+        self.command = command
+        self.arguments = arguments
+    }
+
     /// Decodes a parsed line (`rawID` is the id's encoding; `rawID(in:)` finds the line's own bytes).
     ///
     /// - Throws: `invalid-request` when it is not an object with a string `cmd`.
@@ -75,7 +83,7 @@ extension JSONParser {
 /// argument nobody read, so unknown (misspelt) arguments are errors rather than silently ignored.
 public struct Arguments: Sendable {
     /// The arguments as JSON values, except the ones decoded straight into the model (below).
-    public private(set) var members: [String: JSONValue]
+    public private(set) var members: ArgumentMembers
     /// The present arguments read so far, each once (no hashing, no allocation for the first four).
     private var readNames = ReadNames()
     /// `items`, decoded from the line straight into items (see `Request.decode(line:)`).
@@ -84,6 +92,11 @@ public struct Arguments: Sendable {
     var decodedSnapshot: [(section: Section, items: [Item])]?
 
     public init(_ members: [String: JSONValue]) {
+        self.members = ArgumentMembers(members)
+    }
+
+    /// Arguments already in a member list (the one-pass decoder's).
+    init(members: ArgumentMembers) {
         self.members = members
     }
 
@@ -244,7 +257,7 @@ public struct Arguments: Sendable {
     public func finish(declared: @autoclosure () -> [String] = []) throws(WireError) {
         let decoded = (decodedItems == nil ? 0 : 1) + (decodedSnapshot == nil ? 0 : 1)
         guard readNames.count < members.count + decoded else { return }
-        var names = Array(members.keys)
+        var names = members.keys
         if decodedItems != nil { names.append("items") }
         if decodedSnapshot != nil { names.append("snapshot") }
         let unknown = names.filter { !readNames.contains($0) }.sorted()

@@ -58,7 +58,7 @@ extension JSONParser {
         skipWhitespace()
         guard current == UInt8(ascii: "{") else { throw Self.notDecoded }
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members = ArgumentMembers()
         var id: JSONValue?
         var echoedID: EchoedID?
         var command: String?
@@ -69,40 +69,42 @@ extension JSONParser {
         skipWhitespace()
         if current != UInt8(ascii: "}") {
             while true {
-                let key = try parseMemberName()
-                if members[key] != nil || (key == "id" && seenID) || (key == "cmd" && command != nil)
-                    || (key == "items" && items != nil) || (key == "snapshot" && snapshot != nil)
-                {
-                    throw Self.notDecoded
-                }
-                switch key {
-                case "id":
+                // The envelope's and the decoded members' names are told from their bytes (no String made).
+                let envelope = try envelopeMember()
+                switch envelope {
+                case .id:
+                    guard !seenID else { throw Self.notDecoded }
                     let start = position
                     id = try parseValue(depth: 1)
                     echoedID = EchoedID(raw: bytes[start..<position])
                     seenID = true
-                case "cmd":
-                    guard case .string(let name) = try parseValue(depth: 1) else { throw Self.notDecoded }
+                case .cmd:
+                    guard command == nil, case .string(let name) = try parseValue(depth: 1) else { throw Self.notDecoded }
                     command = name
-                case "items" where current == UInt8(ascii: "["):
+                case .items where current == UInt8(ascii: "["):
+                    guard items == nil, members["items"] == nil else { throw Self.notDecoded }
                     let start = position
                     if let decoded = try decodeItems(depth: 2) {
                         items = decoded
                     } else {
                         position = start
-                        members[key] = try parseValue(depth: 1)
+                        members["items"] = try parseValue(depth: 1)
                     }
-                case "snapshot" where current == UInt8(ascii: "{"):
+                case .snapshot where current == UInt8(ascii: "{"):
+                    guard snapshot == nil, members["snapshot"] == nil else { throw Self.notDecoded }
                     let start = position
                     if let decoded = try decodeSnapshot() {
                         snapshot = decoded
                     } else {
                         position = start
-                        members[key] = try parseValue(depth: 1)
+                        members["snapshot"] = try parseValue(depth: 1)
                     }
-                default:
-                    // Room for a request's usual arguments at once (one allocation, no growth).
-                    if members.isEmpty { members.reserveCapacity(6) }
+                case .items, .snapshot, .other:
+                    let key: String
+                    if let name = envelope.name { key = name } else { key = try parseMemberName() }
+                    guard members[key] == nil, members.count < ArgumentMembers.decodedLimit,
+                        !(key == "items" && items != nil), !(key == "snapshot" && snapshot != nil)
+                    else { throw Self.notDecoded }
                     members[key] = try parseValue(depth: 1)
                 }
                 guard try continuesAfterElement(closing: UInt8(ascii: "}")) else { break }
@@ -112,12 +114,64 @@ extension JSONParser {
         }
         skipWhitespace()
         guard position == bytes.count, let command else { throw Self.notDecoded }
-        var request = Request(id: nil, command: command, arguments: members)
-        request.id = id
-        request.echoedID = echoedID
-        request.arguments.decodedItems = items
-        request.arguments.decodedSnapshot = snapshot
-        return request
+        var arguments = Arguments(members: members)
+        arguments.decodedItems = items
+        arguments.decodedSnapshot = snapshot
+        return Request(id: id, echoedID: echoedID, command: command, arguments: arguments)
+    }
+
+    /// A member name the decoder reads from its bytes.
+    private enum EnvelopeMember {
+        case id, cmd, items, snapshot
+        /// Any other name: not yet read (the parser is still at its opening quote).
+        case other
+
+        /// The name as a string (`nil` for `other`, which the caller reads itself).
+        var name: String? {
+            switch self {
+            case .id: return "id"
+            case .cmd: return "cmd"
+            case .items: return "items"
+            case .snapshot: return "snapshot"
+            case .other: return nil
+            }
+        }
+    }
+
+    /// At a member name: when it is `"id"`, `"cmd"`, `"items"` or `"snapshot"`, moves past it and its colon
+    /// and says which; else stays put (`other`). A name with an escape is thrown out (`notDecoded`): it may
+    /// spell one of those, which the reference path then reads as it reads any name.
+    private mutating func envelopeMember() throws(JSONParseError) -> EnvelopeMember {
+        let start = position
+        guard current == UInt8(ascii: "\"") else { return .other }
+        var end = start + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+            if bytes[end] == UInt8(ascii: "\\") { throw Self.notDecoded }
+            end += 1
+        }
+        guard end < bytes.count else { return .other }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end])
+        let member: EnvelopeMember
+        if name.elementsEqual("id".utf8) {
+            member = .id
+        } else if name.elementsEqual("cmd".utf8) {
+            member = .cmd
+        } else if name.elementsEqual("items".utf8) {
+            member = .items
+        } else if name.elementsEqual("snapshot".utf8) {
+            member = .snapshot
+        } else {
+            return .other
+        }
+        position = end + 1
+        skipWhitespace()
+        guard current == UInt8(ascii: ":") else {
+            position = start
+            return .other
+        }
+        position += 1
+        skipWhitespace()
+        return member
     }
 
     /// An array at `depth` of identifier strings and `{"id": string, "data"?: any}` objects; `nil` (the
