@@ -8,8 +8,7 @@ import DiffableCore
 /// where each name is already unique; a command reads a fixed number of names, so a request with many
 /// (unknown) members costs linear time, never quadratic.
 public struct ArgumentMembers: Sendable, ExpressibleByDictionaryLiteral {
-    private var names: [String] = []
-    private var values: [JSONValue] = []
+    private var entries: [(name: String, value: JSONValue)] = []
 
     /// The most members the one-pass decoder keeps (it checks each new name against the earlier ones).
     static let decodedLimit = 16
@@ -17,12 +16,8 @@ public struct ArgumentMembers: Sendable, ExpressibleByDictionaryLiteral {
     public init() {}
 
     public init(_ members: [String: JSONValue]) {
-        names.reserveCapacity(members.count)
-        values.reserveCapacity(members.count)
-        for (name, value) in members {
-            names.append(name)
-            values.append(value)
-        }
+        entries.reserveCapacity(members.count)
+        for (name, value) in members { entries.append((name, value)) }
     }
 
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
@@ -33,40 +28,35 @@ public struct ArgumentMembers: Sendable, ExpressibleByDictionaryLiteral {
     public subscript(name: String) -> JSONValue? {
         get {
             guard let index = index(of: name) else { return nil }
-            return values[index]
+            return entries[index].value
         }
         set {
             if let index = index(of: name) {
                 if let newValue {
-                    values[index] = newValue
+                    entries[index].value = newValue
                 } else {
-                    names.remove(at: index)
-                    values.remove(at: index)
+                    entries.remove(at: index)
                 }
             } else if let newValue {
-                if names.isEmpty {
-                    // Room for a request's usual arguments at once.
-                    names.reserveCapacity(4)
-                    values.reserveCapacity(4)
-                }
-                names.append(name)
-                values.append(newValue)
+                // Room for a request's usual arguments at once.
+                if entries.isEmpty { entries.reserveCapacity(4) }
+                entries.append((name, newValue))
             }
         }
     }
 
     /// The members' names, in the order given.
-    public var keys: [String] { names }
-    public var count: Int { names.count }
-    public var isEmpty: Bool { names.isEmpty }
+    public var keys: [String] { entries.map(\.name) }
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// The members as a dictionary (for code that hands them on as a JSON object).
     public var dictionary: [String: JSONValue] {
-        Dictionary(uniqueKeysWithValues: zip(names, values))
+        Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
     }
 
     private func index(of name: String) -> Int? {
-        for index in names.indices where names[index] == name { return index }
+        for index in entries.indices where entries[index].name == name { return index }
         return nil
     }
 }

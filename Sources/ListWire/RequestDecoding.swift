@@ -120,6 +120,14 @@ extension JSONParser {
         return Request(id: id, echoedID: echoedID, command: command, arguments: arguments)
     }
 
+    /// Whether the line holds `literal`'s bytes at `offset` (the caller checked there is room).
+    private func spells(_ literal: StaticString, at offset: Int) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        let expected = literal.utf8Start
+        for index in 0..<count where bytes[offset + index] != expected[index] { return false }
+        return true
+    }
+
     /// A member name the decoder reads from its bytes.
     private enum EnvelopeMember {
         case id, cmd, items, snapshot
@@ -150,18 +158,13 @@ extension JSONParser {
             end += 1
         }
         guard end < bytes.count else { return .other }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end])
         let member: EnvelopeMember
-        if name.elementsEqual("id".utf8) {
-            member = .id
-        } else if name.elementsEqual("cmd".utf8) {
-            member = .cmd
-        } else if name.elementsEqual("items".utf8) {
-            member = .items
-        } else if name.elementsEqual("snapshot".utf8) {
-            member = .snapshot
-        } else {
-            return .other
+        switch end - start - 1 {
+        case 2 where spells("id", at: start + 1): member = .id
+        case 3 where spells("cmd", at: start + 1): member = .cmd
+        case 5 where spells("items", at: start + 1): member = .items
+        case 8 where spells("snapshot", at: start + 1): member = .snapshot
+        default: return .other
         }
         position = end + 1
         skipWhitespace()
