@@ -20,6 +20,12 @@ extension DataSourceModel {
     ///
     /// - Throws: the failing edit's `SnapshotError`, or (`asBatch`) a `BatchError` naming it; nothing
     ///   changed then.
+    /// One edit (`performKeepingOutlines(_:asBatch:)` without an array when there are no outlines).
+    func performKeepingOutlines(_ edit: SnapshotEdit) throws -> (outcome: EditOutcome, outlinesChanged: Bool) {
+        if outlines.isEmpty { return (try snapshot.perform(edit), false) }
+        return try performKeepingOutlines([edit], asBatch: false)
+    }
+
     func performKeepingOutlines(_ edits: [SnapshotEdit], asBatch: Bool) throws -> (outcome: EditOutcome, outlinesChanged: Bool) {
         if outlines.isEmpty {
             return (asBatch ? try snapshot.perform(edits) : try snapshot.perform(edits[0]), false)

@@ -240,15 +240,11 @@ public final class StateModel {
         switch operation {
         case .edit(let edit):
             try checkRoom(for: edit.addedItemCount, in: dataSource, limits)
-            var outlinesChanged = false
-            let result = try snapshotOperation { () throws in
-                let result = try dataSource.performKeepingOutlines([edit], asBatch: false)
-                outlinesChanged = result.outlinesChanged
-                return result.outcome
-            }
-            outcome.changes = result.changes
-            outcome.warnings = result.warnings
-            outcome.changedUnseen = outlinesChanged
+            // The result comes back as a value (a captured `var` would be boxed on the heap per edit).
+            let result = try snapshotOperation { () throws in try dataSource.performKeepingOutlines(edit) }
+            outcome.changes = result.outcome.changes
+            outcome.warnings = result.outcome.warnings
+            outcome.changedUnseen = result.outlinesChanged
         case .batch(let edits):
             try checkRoom(for: edits.reduce(0) { $0 + $1.addedItemCount }, in: dataSource, limits)
             do {
@@ -354,7 +350,7 @@ public final class StateModel {
     }
 
     /// Runs a snapshot operation, turning its errors into wire errors.
-    private func snapshotOperation(_ body: () throws -> EditOutcome) throws(WireError) -> EditOutcome {
+    private func snapshotOperation<Value>(_ body: () throws -> Value) throws(WireError) -> Value {
         do {
             return try body()
         } catch let error as SnapshotError {
