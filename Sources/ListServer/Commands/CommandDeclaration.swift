@@ -73,13 +73,11 @@ extension Command {
         self.init(
             name: Declaration.about.name, summary: Declaration.about.summary, arguments: ArgumentDocumentation.of(Declaration()),
             result: Declaration.about.result, effect: Declaration.effect
-        ) { arguments, context throws(WireError) in
+        ) { arguments, context, command throws(WireError) in
             var decoded = try Declaration(arguments: &arguments)
             try decoded.validate(context)
-            // Captured as a constant: the closure's context holds the command (a captured `var` would be
-            // boxed on its own, one allocation more a request).
-            let command = decoded
-            return PreparedCommand(expected: command.expectedVersion) { context throws(WireError) in try command.run(context) }
+            try arguments.finish(declared: command.suggestedArgumentNames)
+            return try CommandRouter.run(decoded, context: context)
         }
     }
 }
@@ -98,11 +96,4 @@ struct CommandAbout: Sendable {
         self.summary = summary
         self.result = result
     }
-}
-
-/// A request's command, decoded and validated, ready to run.
-struct PreparedCommand {
-    /// The version a mutation expects (for the router's retry after catching up); nil for most requests.
-    var expected: ExpectedVersion?
-    let run: (CommandContext) throws(WireError) -> CommandResult
 }

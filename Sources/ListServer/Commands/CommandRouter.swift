@@ -36,18 +36,20 @@ struct Command: Sendable {
     let arguments: [ArgumentDocumentation]
     let result: String
     var effect: Effect = .reads
-    let prepare: @Sendable (inout Arguments, CommandContext) throws(WireError) -> PreparedCommand
+    /// Decodes the command from a request's arguments, validates it, refuses arguments it does not
+    /// declare (suggesting from the command given), and runs it.
+    let execute: @Sendable (inout Arguments, CommandContext, Command) throws(WireError) -> CommandResult
 
     init(
         name: String, summary: String, arguments: [ArgumentDocumentation], result: String, effect: Effect = .reads,
-        prepare: @escaping @Sendable (inout Arguments, CommandContext) throws(WireError) -> PreparedCommand
+        execute: @escaping @Sendable (inout Arguments, CommandContext, Command) throws(WireError) -> CommandResult
     ) {
         self.name = name
         self.summary = summary
         self.arguments = arguments
         self.result = result
         self.effect = effect
-        self.prepare = prepare
+        self.execute = execute
     }
 }
 
@@ -142,9 +144,7 @@ struct CommandRouter: RequestRunner {
                     return waitForVersion(wanted, of: name, request: request, line: line, connection: connection)
                 }
             }
-            let prepared = try command.prepare(&arguments, context)
-            try arguments.finish(declared: command.suggestedArgumentNames)
-            let execution = try Self.run(prepared.run, context: context, expected: prepared.expected)
+            let execution = try command.execute(&arguments, context, command)
             return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
         } catch {
             return fail(id: request.echoedID, error, connection: connection)
@@ -226,18 +226,21 @@ struct CommandRouter: RequestRunner {
         }
     }
 
-    /// Runs a prepared command. With a store shared by several instances, two outcomes may only mean
+    /// Runs a decoded command. With a store shared by several instances, two outcomes may only mean
     /// that this instance had not yet applied what another one committed, and are run again once it
     /// has: a change that could not be stored because another instance changed the data source first
     /// (up to `conflictRetries` times; the pipeline has caught up by the time it fails), and an
     /// `ifVersion` newer than the version held here (once, after catching up with the data source).
-    private static func run(
-        _ run: @escaping (CommandContext) throws(WireError) -> CommandResult, context: CommandContext, expected: ExpectedVersion?,
-        retries: Int = conflictRetries
+    ///
+    /// Generic over the declaration, so the command runs without a closure made for it (only a run
+    /// again keeps it for later).
+    static func run<Declaration: CommandDeclaration>(
+        _ command: Declaration, context: CommandContext, retries: Int = conflictRetries
     ) throws(WireError) -> CommandResult {
+        let expected = command.expectedVersion
         var execution: CommandResult
         do {
-            execution = try run(context)
+            execution = try command.run(context)
         } catch {
             guard error.code == .versionConflict, retries == conflictRetries, let follower = context.state.storage.follower,
                 let name = expected?.dataSource, let version = expected?.version,
@@ -245,7 +248,7 @@ struct CommandRouter: RequestRunner {
             else { throw error }
             let retried = Deferred<CommandResult>()
             follower.catchUp([name], registrations: false).whenResolved {
-                final { () throws(WireError) in try Self.run(run, context: context, expected: expected, retries: 0) }.whenResolved { retried.resolve($0) }
+                final { () throws(WireError) in try Self.run(command, context: context, retries: 0) }.whenResolved { retried.resolve($0) }
             }
             var waiting = CommandResult { _ in }
             waiting.deferred = retried
@@ -255,7 +258,7 @@ struct CommandRouter: RequestRunner {
         let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }
-            final { () throws(WireError) in try Self.run(run, context: context, expected: expected, retries: retries - 1) }.whenResolved { retried.resolve($0) }
+            final { () throws(WireError) in try Self.run(command, context: context, retries: retries - 1) }.whenResolved { retried.resolve($0) }
         }
         execution.deferred = retried
         return execution
