@@ -7,7 +7,8 @@ let package = Package(
     name: "listd-fuzz",
     dependencies: [.package(name: "listd", path: "..")],
     targets: [
-        // One fuzz target: a mode byte picks raw request lines or generated valid-looking commands.
+        // The thorough one: a mode byte picks raw request lines or generated valid-looking commands, another
+        // user, a durable store that fails; a server per input with heavy checks (about 160 inputs a second).
         .executableTarget(
             name: "listd-fuzz",
             dependencies: [
@@ -22,6 +23,19 @@ let package = Package(
                 .product(name: "StoreTestKit", package: "listd"),
             ],
             path: "Sources/ListdFuzz"
-        )
+        ),
+        // The fast one (thousands of inputs a second): request lines through the router and the engine of
+        // an ephemeral in-process server, mutation lines in plain and unusual spellings, a twin server
+        // compared line by line.
+        .executableTarget(
+            name: "listd-fuzz-commands",
+            dependencies: [
+                .product(name: "ListServer", package: "listd"),
+                .product(name: "ListServerTestKit", package: "listd"),
+                .product(name: "ListWire", package: "listd"),
+                .product(name: "DiffableCore", package: "listd"),
+            ],
+            path: "Sources/CommandsFuzz"
+        ),
     ]
 )
