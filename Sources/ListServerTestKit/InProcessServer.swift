@@ -129,6 +129,25 @@ public final class InProcessConnection {
         return try output()
     }
 
+    /// `send(_:)` for benchmarks: how many complete lines were written, counted without copying them
+    /// (so a benchmark's allocation count is listd's own).
+    public func sendCountingLines(_ bytes: [UInt8]) throws -> Int {
+        guard channel.isActive else { return 0 }
+        var buffer = channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        try channel.writeInbound(buffer)
+        channel.embeddedEventLoop.run()
+        try channel.throwIfErrorCaught()
+        var lines = 0
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            precondition(partial.isEmpty, "sendCountingLines is for connections that get whole lines")
+            buffer.withUnsafeReadableBytes { bytes in
+                for byte in bytes where byte == 0x0A { lines += 1 }
+            }
+        }
+        return lines
+    }
+
     /// The peer closes its sending side (half-closure, as a socket client's `shutdown(SHUT_WR)`).
     public func closeInput() throws -> [[UInt8]] {
         guard channel.isActive else { return [] }

@@ -38,7 +38,7 @@ public enum WireDecoding {
     /// `{"sections": [{"id", "data"?, "items": [...]}, …]}`.
     public static func snapshot(_ value: JSONValue, field: String) throws(WireError) -> [(section: Section, items: [Item])] {
         guard case .object(let members) = value else { throw wrongType(field, "an object with \"sections\"") }
-        if let unknown = members.keys.first(where: { $0 != "sections" }) {
+        if let unknown = members.keys.filter({ $0 != "sections" }).min() {
             throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in \"\(field)\".")
         }
         guard case .array(let sections)? = members["sections"] else { throw wrongType("\(field).sections", "an array") }
@@ -62,7 +62,7 @@ public enum WireDecoding {
     /// `{"items": [{"id", "data"?, "children"?: [...], "expanded"?: bool}, …]}` as a section snapshot.
     public static func sectionSnapshot(_ value: JSONValue, field: String) throws(WireError) -> SectionSnapshot {
         guard case .object(let members) = value else { throw wrongType(field, "an object with \"items\"") }
-        if let unknown = members.keys.first(where: { $0 != "items" }) {
+        if let unknown = members.keys.filter({ $0 != "items" }).min() {
             throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in \"\(field)\".")
         }
         guard case .array(let roots)? = members["items"] else { throw wrongType("\(field).items", "an array") }
@@ -194,7 +194,7 @@ public enum WireDecoding {
         case .object(let members):
             guard case .string(let id)? = members["id"] else { throw wrongType("\(field()).id", "a string") }
             if members.count > 2 || (members.count == 2 && members["data"] == nil) || !extra.isEmpty,
-                let unknown = members.keys.first(where: { $0 != "id" && $0 != "data" && !extra.contains($0) })
+                let unknown = members.keys.filter({ $0 != "id" && $0 != "data" && !extra.contains($0) }).min()
             {
                 throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in \"\(field())\".")
             }

@@ -47,6 +47,24 @@ struct RequestTests {
         #expect(try one.oneOf("beforeItem", "afterItem") == ("afterItem", "b"))
     }
 
+    /// Of several unknown members the first by name is the one named, whatever order a dictionary keeps
+    /// them in (the same request always gets the same error; the fuzzer found it varying).
+    @Test func theUnknownMemberNamedIsTheFirstByName() {
+        let names = (0..<12).map { "m\($0)" }
+        for seed in 0..<8 {
+            var snapshot: [String: JSONValue] = ["sections": []]
+            for name in names.shuffled() { snapshot[name] = .int(seed) }
+            #expect { try WireDecoding.snapshot(.object(snapshot), field: "snapshot") } throws: {
+                ($0 as? WireError)?.message == #"Unknown member "m0" in "snapshot"."#
+            }
+            var item: [String: JSONValue] = ["id": "a"]
+            for name in names.shuffled() { item[name] = .int(seed) }
+            #expect { try WireDecoding.items([.object(item)], field: "items") } throws: {
+                ($0 as? WireError)?.message.contains(#"Unknown member "m0" in "items[0]""#) == true
+            }
+        }
+    }
+
     @Test func modelDecodingNamesTheField() throws {
         #expect { try WireDecoding.items([.string("a"), .int(3)], field: "items") } throws: {
             ($0 as? WireError)?.message.contains("items[1]") == true

@@ -288,7 +288,7 @@ struct ProviderCommand<Kind: ProviderKind>: CommandDeclaration {
             guard case .object(let members) = value, members["registration"] != nil else {
                 throw WireError(.invalidArgument, "rules[\(index)] must be an object with a \"registration\".")
             }
-            if let unknown = members.keys.first(where: { !["section", "match", "registration", "reorderable"].contains($0) }) {
+            if let unknown = members.keys.filter({ !["section", "match", "registration", "reorderable"].contains($0) }).min() {
                 throw WireError(.invalidArgument, "Unknown member \"\(unknown)\" in rules[\(index)].")
             }
             var rule = CellProvider.Rule(reference: try CommandRouter.registrationReference(members["registration"], "rules[\(index)].registration"))
