@@ -7,7 +7,7 @@ import DiffableCore
 /// `decodedLimit` members, and the reference path that takes them over builds this from a dictionary,
 /// where each name is already unique; a command reads a fixed number of names, so a request with many
 /// (unknown) members costs linear time, never quadratic.
-public struct ArgumentMembers: Sendable, ExpressibleByDictionaryLiteral {
+public struct ArgumentMembers: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private var entries: [(name: String, value: JSONValue)] = []
 
     /// The most members the one-pass decoder keeps (it checks each new name against the earlier ones).
@@ -44,6 +44,9 @@ public struct ArgumentMembers: Sendable, ExpressibleByDictionaryLiteral {
             }
         }
     }
+
+    /// The members, in the order given.
+    public func makeIterator() -> IndexingIterator<[(name: String, value: JSONValue)]> { entries.makeIterator() }
 
     /// The members' names, in the order given.
     public var keys: [String] { entries.map(\.name) }
