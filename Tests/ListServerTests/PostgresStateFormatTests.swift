@@ -50,7 +50,7 @@ struct PostgresStateFormatTests {
         let changed = try #require(RecordedDataSource.all(in: exchanges).max { $0.version < $1.version }, "no data source in \(fixture.expected.path)")
 
         var daemon = try Daemon(arguments: ["--postgres", postgres.uri])
-        try RecordedExchange.replay(exchanges, on: daemon)
+        try RecordedExchange.replay(exchanges, on: daemon, providersBeforeNamespaces: fixture.format < 2)
         #expect(try postgres.psql("SELECT version FROM listd_schema") == "\(PostgresStore.schemaVersion)\n", "migrated in place")
         let view = try daemon.connect()
         let resumed = try view.request([

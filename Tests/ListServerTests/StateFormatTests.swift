@@ -79,7 +79,7 @@ struct StateFormatTests {
         let changed = try #require(sources.max { $0.version < $1.version }, "no data source in \(fixture.expected.path)")
 
         var daemon = try Daemon(arguments: ["--state-directory", state])
-        try RecordedExchange.replay(exchanges, on: daemon)
+        try RecordedExchange.replay(exchanges, on: daemon, providersBeforeNamespaces: fixture.format < 3)
         // A view that saw the release's last version resumes across the upgrade and gets the next change.
         let view = try daemon.connect()
         let resumed = try view.request([
