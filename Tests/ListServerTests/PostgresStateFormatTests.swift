@@ -61,6 +61,7 @@ struct PostgresStateFormatTests {
         #expect(change.result()["version"] == .int(changed.version + 1), "\(change)")
         let event = try #require(try view.readLine(timeout: .seconds(30)).map { String(decoding: $0, as: UTF8.self) })
         #expect(event.contains(#""version":\#(changed.version + 1)"#), "\(event)")
+        try unregisterAnotherOwnersRegistration(on: daemon)
         let served = try servedState(daemon)
         #expect(try daemon.stop() == 0)
 

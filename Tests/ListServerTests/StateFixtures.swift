@@ -106,6 +106,17 @@ struct RecordedExchange {
     }
 }
 
+/// Unregisters the newest stored registration of another owner than root (as an administrator): a change
+/// to what an earlier format stored under its own key, which must be found under this listd's key (a stale
+/// key leaves the row, and the registration comes back at the next start). Expects one (every fixture's
+/// session has some).
+func unregisterAnotherOwnersRegistration(on daemon: Daemon) throws {
+    let listed = try daemon.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue ?? []
+    let registration = try #require(listed.last { ($0["owner"]?.intValue ?? 0) != 0 }, "no registration of another owner than root")
+    let reply = try daemon.request(["cmd": "unregister", "registration": registration["registration"] ?? .null, "owner": registration["owner"] ?? .null])
+    #expect(reply["ok"] == true, "\(reply)")
+}
+
 /// A data source as the release served it: its version (`listDataSources`) and incarnation (`snapshot`).
 struct RecordedDataSource {
     let name: String
