@@ -61,12 +61,13 @@ struct PostgresStateFormatTests {
         #expect(change.result()["version"] == .int(changed.version + 1), "\(change)")
         let event = try #require(try view.readLine(timeout: .seconds(30)).map { String(decoding: $0, as: UTF8.self) })
         #expect(event.contains(#""version":\#(changed.version + 1)"#), "\(event)")
-        try unregisterAnotherOwnersRegistration(on: daemon)
+        let unregistered = try unregisterAnotherOwnersRegistration(on: daemon)
         let served = try servedState(daemon)
         #expect(try daemon.stop() == 0)
 
         daemon = try Daemon(arguments: ["--postgres", postgres.uri])
         #expect(try servedState(daemon) == served)
+        #expect(try !listsRegistration(unregistered, on: daemon), "unregistered after the upgrade, back after a restart: \(unregistered)")
         let fromRelease = try RecordedExchange.exchange(
             ["cmd": "attach", "dataSource": .string(changed.name), "fromVersion": .int(changed.version), "incarnation": .string(changed.incarnation)],
             on: daemon.connect())

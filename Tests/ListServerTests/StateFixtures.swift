@@ -110,11 +110,20 @@ struct RecordedExchange {
 /// to what an earlier format stored under its own key, which must be found under this listd's key (a stale
 /// key leaves the row, and the registration comes back at the next start). Expects one (every fixture's
 /// session has some).
-func unregisterAnotherOwnersRegistration(on daemon: Daemon) throws {
+/// Returns it as `registrations` listed it.
+@discardableResult
+func unregisterAnotherOwnersRegistration(on daemon: Daemon) throws -> JSONValue {
     let listed = try daemon.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue ?? []
     let registration = try #require(listed.last { ($0["owner"]?.intValue ?? 0) != 0 }, "no registration of another owner than root")
     let reply = try daemon.request(["cmd": "unregister", "registration": registration["registration"] ?? .null, "owner": registration["owner"] ?? .null])
     #expect(reply["ok"] == true, "\(reply)")
+    return registration
+}
+
+/// Whether `daemon` lists a registration of that name and owner.
+func listsRegistration(_ registration: JSONValue, on daemon: Daemon) throws -> Bool {
+    let listed = try daemon.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue ?? []
+    return listed.contains { $0["registration"] == registration["registration"] && $0["owner"] == registration["owner"] }
 }
 
 /// A data source as the release served it: its version (`listDataSources`) and incarnation (`snapshot`).
