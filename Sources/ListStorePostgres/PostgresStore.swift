@@ -106,7 +106,8 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
             if version > Self.schemaVersion {
                 throw StorageError(
                     .newerSchema,
-                    "The PostgreSQL database at \(connection.displayName) has listd schema version \(version), newer than this listd's \(Self.schemaVersion): run a newer listd.")
+                    "The PostgreSQL database at \(connection.displayName) has listd schema version \(version), written by a newer listd; "
+                        + "this listd (schema version \(Self.schemaVersion)) cannot read it and left it unchanged: run a listd that knows schema version \(version).")
             }
             guard version < Self.schemaVersion else { return }
             if version < 1 {

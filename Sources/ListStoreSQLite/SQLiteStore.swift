@@ -68,7 +68,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
         if version > Self.schemaVersion {
             throw StorageError(
-                .newerSchema, "\(path) has schema version \(version), newer than this listd's \(Self.schemaVersion): run a newer listd.")
+                .newerSchema,
+                "\(path) has schema version \(version), written by a newer listd; this listd (schema version \(Self.schemaVersion)) "
+                    + "cannot read it and left it unchanged: run a listd that knows schema version \(version).")
         }
         // A new database can give back the pages replaced checkpoints left free (incremental vacuum when
         // the store closes). Only takes effect before the first table.
