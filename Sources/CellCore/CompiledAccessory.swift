@@ -33,10 +33,13 @@ struct CompiledAccessory: Sendable {
         }
         self.kind = kind
         self.displayed = displayed
-        if checking == .strict {
+        switch checking {
+        case .strict:
             checks = try ConfigurationSchema.check(properties, against: kind.properties, required: kind.requiredProperties, path: path)
-        } else {
-            checks = []
+        case .asStored:
+            // A stored definition that meets today's schema renders as it did when registered (typed
+            // options); one that does not still loads, unchecked.
+            checks = (try? ConfigurationSchema.check(properties, against: kind.properties, required: kind.requiredProperties, path: path)) ?? []
         }
         self.properties = try Registration.compile(properties, allowed: nil, path: path, budget: &budget)
     }

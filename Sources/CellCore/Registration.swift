@@ -102,8 +102,15 @@ public struct Registration: Sendable {
         contentType = type
         typeTemplate = try ValueTemplate(.string(type), path: "\(name).contentConfiguration.type", budget: &budget)
         // A plugin's configuration takes any properties: they go to the plugin, rendered.
-        let strict = checking == .strict && !type.hasPrefix("plugin:")
-        contentChecks = strict ? try ConfigurationSchema.check(configuration, against: ConfigurationSchema.content, path: "\(name).contentConfiguration") : []
+        // A stored definition that meets today's schema renders as it did when registered (typed values);
+        // one that does not still loads, unchecked.
+        if type.hasPrefix("plugin:") {
+            contentChecks = []
+        } else if checking == .strict {
+            contentChecks = try ConfigurationSchema.check(configuration, against: ConfigurationSchema.content, path: "\(name).contentConfiguration")
+        } else {
+            contentChecks = (try? ConfigurationSchema.check(configuration, against: ConfigurationSchema.content, path: "\(name).contentConfiguration")) ?? []
+        }
         let compiled = try Self.compile(
             configuration, allowed: type.hasPrefix("plugin:") ? nil : ListContentStyle.properties, path: "\(name).contentConfiguration",
             budget: &budget)
@@ -123,7 +130,10 @@ public struct Registration: Sendable {
                         + (PropertyType.suggestion(for: typeName?.stringValue ?? "", in: styles) ?? "."))
             }
             let path = "\(name).background"
-            let checks = checking == .strict ? try ConfigurationSchema.check(properties, against: ConfigurationSchema.background, path: path) : []
+            let checks =
+                checking == .strict
+                ? try ConfigurationSchema.check(properties, against: ConfigurationSchema.background, path: path)
+                : (try? ConfigurationSchema.check(properties, against: ConfigurationSchema.background, path: path)) ?? []
             background = (style, try Self.compile(properties, allowed: BackgroundStyle.properties, path: path, budget: &budget), checks)
         default:
             throw CellError(.invalidRegistration, "Registration \"\(name)\": \"background\" must be an object.")

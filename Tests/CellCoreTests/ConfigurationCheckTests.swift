@@ -144,6 +144,22 @@ struct ConfigurationCheckTests {
         #expect(try onlyColor.configure(context(Item("e", data: [:]))).content == ["type": "cell"], "an object left empty is left out")
     }
 
+    /// A definition read back from the store renders as it did when registered: its templated values
+    /// typed (a restarted listd, or a PostgreSQL store that reloads it, showed `"hidden": "true"`).
+    @Test func aStoredDefinitionThatMeetsTheSchemaRendersTyped() throws {
+        let definition = cell(
+            ["type": "cell", "text": "{{title}}", "textProperties": ["numberOfLines": "{{lines}}"]],
+            accessories: [["type": "checkmark", "hidden": "{{^done}}true{{/done}}{{#done}}false{{/done}}"]])
+        let registered = try Registration(name: "todo", definition: definition)
+        let stored = try Registration(name: "todo", definition: definition, checking: .asStored)
+        let item = Item("a", data: ["title": "A", "lines": 2])
+        let fresh = try registered.configure(context(item))
+        let reloaded = try stored.configure(context(item))
+        #expect(reloaded.accessories.arrayValue.first?["hidden"] == true)
+        #expect(reloaded.content["textProperties"] == ["numberOfLines": 2])
+        #expect(reloaded.content == fresh.content && reloaded.accessories == fresh.accessories)
+    }
+
     /// UIKit's `.checkmark()` shows whenever it is displayed: not only when the cell is selected.
     @Test func aCheckmarkShowsUnlessHidden() throws {
         let registration = try Registration(name: "done", definition: cell(accessories: [["type": "checkmark"], ["type": "checkmark", "hidden": true]]))
