@@ -52,17 +52,7 @@ struct PostgresStateFormatTests {
         var daemon = try Daemon(arguments: ["--postgres", postgres.uri])
         try RecordedExchange.replay(exchanges, on: daemon, providersBeforeNamespaces: fixture.format < 2)
         #expect(try postgres.psql("SELECT version FROM listd_schema") == "\(PostgresStore.schemaVersion)\n", "migrated in place")
-        let view = try daemon.connect()
-        let resumed = try view.request([
-            "cmd": "attach", "dataSource": .string(changed.name), "fromVersion": .int(changed.version), "incarnation": .string(changed.incarnation),
-        ]).result()
-        #expect(resumed["resumed"] == true && resumed["version"] == .int(changed.version), "\(resumed)")
-        let change = try daemon.request(["cmd": "appendSections", "dataSource": .string(changed.name), "sections": ["after-upgrade"]])
-        #expect(change.result()["version"] == .int(changed.version + 1), "\(change)")
-        let event = try #require(try view.readLine(timeout: .seconds(30)).map { String(decoding: $0, as: UTF8.self) })
-        #expect(event.contains(#""version":\#(changed.version + 1)"#), "\(event)")
-        let unregistered = try unregisterAnotherOwnersRegistration(on: daemon)
-        let served = try servedState(daemon)
+        let (event, unregistered, served) = try resumeChangeAndUnregister(changed, on: daemon)
         #expect(try daemon.stop() == 0)
 
         daemon = try Daemon(arguments: ["--postgres", postgres.uri])

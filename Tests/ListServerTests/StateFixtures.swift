@@ -121,6 +121,24 @@ func unregisterAnotherOwnersRegistration(on daemon: Daemon) throws -> JSONValue 
 }
 
 /// Whether `daemon` lists a registration of that name and owner.
+/// What every upgrade test does once the release's state is open: a view that saw the release's last
+/// version of `changed` resumes across the upgrade and gets the next change, and another owner's
+/// registration is unregistered. Returns the change's event line, that registration and the state then
+/// served (to compare after a restart).
+func resumeChangeAndUnregister(_ changed: RecordedDataSource, on daemon: Daemon) throws -> (event: String, unregistered: JSONValue, served: JSONValue) {
+    let view = try daemon.connect()
+    let resumed = try view.request([
+        "cmd": "attach", "dataSource": .string(changed.name), "fromVersion": .int(changed.version), "incarnation": .string(changed.incarnation),
+    ]).result()
+    #expect(resumed["resumed"] == true && resumed["version"] == .int(changed.version), "\(resumed)")
+    let change = try daemon.request(["cmd": "appendSections", "dataSource": .string(changed.name), "sections": ["after-upgrade"]])
+    #expect(change.result()["version"] == .int(changed.version + 1), "\(change)")
+    let event = try #require(try view.readLine(timeout: .seconds(30)).map { String(decoding: $0, as: UTF8.self) })
+    #expect(event.contains(#""version":\#(changed.version + 1)"#), "\(event)")
+    let unregistered = try unregisterAnotherOwnersRegistration(on: daemon)
+    return (event, unregistered, try servedState(daemon))
+}
+
 func listsRegistration(_ registration: JSONValue, on daemon: Daemon) throws -> Bool {
     let listed = try daemon.request(["cmd": "registrations"]).result()["registrations"]?.arrayValue ?? []
     return listed.contains { $0["registration"] == registration["registration"] && $0["owner"] == registration["owner"] }

@@ -80,18 +80,7 @@ struct StateFormatTests {
 
         var daemon = try Daemon(arguments: ["--state-directory", state])
         try RecordedExchange.replay(exchanges, on: daemon, providersBeforeNamespaces: fixture.format < 3)
-        // A view that saw the release's last version resumes across the upgrade and gets the next change.
-        let view = try daemon.connect()
-        let resumed = try view.request([
-            "cmd": "attach", "dataSource": .string(changed.name), "fromVersion": .int(changed.version), "incarnation": .string(changed.incarnation),
-        ]).result()
-        #expect(resumed["resumed"] == true && resumed["version"] == .int(changed.version), "\(resumed)")
-        let change = try daemon.request(["cmd": "appendSections", "dataSource": .string(changed.name), "sections": ["after-upgrade"]])
-        #expect(change.result()["version"] == .int(changed.version + 1), "\(change)")
-        let event = try #require(try view.readLine(timeout: .seconds(30)).map { String(decoding: $0, as: UTF8.self) })
-        #expect(event.contains(#""version":\#(changed.version + 1)"#), "\(event)")
-        let unregistered = try unregisterAnotherOwnersRegistration(on: daemon)
-        let served = try servedState(daemon)
+        let (event, unregistered, served) = try resumeChangeAndUnregister(changed, on: daemon)
         #expect(try daemon.stop() == 0)
         #expect(try Self.userVersion(state + "/listd.sqlite3") == SQLiteStore.schemaVersion, "stored in this listd's format")
 
