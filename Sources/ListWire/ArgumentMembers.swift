@@ -7,7 +7,7 @@ import DiffableCore
 /// `decodedLimit` members, and the reference path that takes them over builds this from a dictionary,
 /// where each name is already unique; a command reads a fixed number of names, so a request with many
 /// (unknown) members costs linear time, never quadratic.
-public struct ArgumentMembers: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+public struct ArgumentMembers: Sendable, Sequence {
     private var entries: [(name: String, value: JSONValue)] = []
 
     /// The most members the one-pass decoder keeps (it checks each new name against the earlier ones).
@@ -18,10 +18,6 @@ public struct ArgumentMembers: Sendable, Sequence, ExpressibleByDictionaryLitera
     public init(_ members: [String: JSONValue]) {
         entries.reserveCapacity(members.count)
         for (name, value) in members { entries.append((name, value)) }
-    }
-
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 
     /// The value of `name`, or `nil` when the request has no such member. Setting `nil` removes it.
@@ -52,11 +48,6 @@ public struct ArgumentMembers: Sendable, Sequence, ExpressibleByDictionaryLitera
     public var keys: [String] { entries.map(\.name) }
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
-
-    /// The members as a dictionary (for code that hands them on as a JSON object).
-    public var dictionary: [String: JSONValue] {
-        Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
-    }
 
     private func index(of name: String) -> Int? {
         for index in entries.indices where entries[index].name == name { return index }
