@@ -175,7 +175,7 @@ extension Snapshot {
     ///   it is already in the snapshot; the snapshot is unchanged then.
     mutating func resolveSlots(_ items: [Item], existingAreDuplicates: Bool = false) throws -> ResolvedItems {
         storage.reserveAdditionalItems(items.count)
-        var slots: [Int32] = []
+        var slots = SlotList()
         slots.reserveCapacity(items.count)
         // Positions in `slots` of items already in the snapshot (rare: no allocation for new items).
         var existingAt: [Int] = []
@@ -257,7 +257,7 @@ extension Snapshot {
 /// How the items of one append or insert were placed.
 struct ResolvedItems {
     /// The slot of each item, in the order given.
-    var slots: [Int32]
+    var slots: SlotList
     /// The items that already existed (and moved).
     var existing: [String] = []
     /// For each item that already existed: its position in the call, its index path and payload before.

@@ -28,7 +28,7 @@ public enum ViewEvent {
     public static func changes(
         dataSource: String, version: Int, _ changes: StagedChanges, reloadData: Bool, animatingDifferences: Bool
     ) -> (line: [UInt8], changes: Range<Int>) {
-        var writer = JSONWriter(capacity: dataSource.utf8.count + 48 + 64 * changes.stages.count)
+        var writer = JSONWriter(capacity: dataSource.utf8.count + 64 + JSONWriter.estimatedBytes(of: changes))
         writer.beginObject()
         writer.key(literal: "event")
         writer.string("changes")

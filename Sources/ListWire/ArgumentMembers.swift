@@ -15,6 +15,14 @@ public struct ArgumentMembers: Sendable, Sequence {
 
     public init() {}
 
+    /// An empty list that fills `storage` (an empty array, see `RequestBuffers`).
+    init(reusing storage: [(name: String, value: JSONValue)]) {
+        entries = storage
+    }
+
+    /// The list's array (kept by `RequestBuffers` for the next request).
+    var storage: [(name: String, value: JSONValue)] { entries }
+
     public init(_ members: [String: JSONValue]) {
         entries.reserveCapacity(members.count)
         for (name, value) in members { entries.append((name, value)) }

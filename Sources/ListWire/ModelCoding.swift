@@ -283,6 +283,24 @@ extension JSONWriter {
         write(outline.rootItems.map(\.id), &self)
     }
 
+    /// About how many bytes `changes(_:)` writes for `changes` (escapes in identifiers aside): the room
+    /// to reserve so that the line holding them is written without growing its buffer.
+    public static func estimatedBytes(of changes: StagedChanges) -> Int {
+        func item(_ change: ItemChange) -> Int { 48 + change.item.id.utf8.count }
+        var bytes = 48
+        for stage in changes.stages {
+            bytes += 24 + 8 * (stage.sectionDeletes.count + stage.sectionReloads.count) + 32 * stage.sectionMoves.count
+                + 16 * (stage.itemDeletes.count + stage.itemReloads.count) + 40 * stage.itemMoves.count
+            for insert in stage.sectionInserts {
+                bytes += 48 + insert.section.id.utf8.count
+                for item in insert.items { bytes += 4 + item.id.utf8.count }
+            }
+            for change in stage.itemInserts { bytes += item(change) }
+            for change in stage.itemReconfigures { bytes += item(change) }
+        }
+        return bytes
+    }
+
     /// `{"stages": [...]}` in the protocol's shape: identifiers and positions only; empty lists left out.
     /// With `reloadData`, `{"reloadData": true, "stages": []}`; without `animatingDifferences`,
     /// `"animatingDifferences": false` too (left out when true, the default).

@@ -40,12 +40,53 @@ extension Request {
     /// reference way (`JSONParser.parse`, `init(_:)`), which says what is wrong. So a line decoded here
     /// means exactly what it means there.
     public static func decode(line: UnsafeRawBufferPointer, maximumDepth: Int = JSONParser.defaultMaximumDepth) -> Request? {
+        var buffers = RequestBuffers()
+        return decode(line: line, maximumDepth: maximumDepth, reusing: &buffers)
+    }
+
+    /// `decode(line:maximumDepth:)` into `buffers`, lent request after request (a connection's): once the
+    /// request before is done with them, its argument list and items array are filled again in place.
+    public static func decode(line: UnsafeRawBufferPointer, maximumDepth: Int = JSONParser.defaultMaximumDepth, reusing buffers: inout RequestBuffers) -> Request? {
         var parser = JSONParser(bytes: line, maximumDepth: maximumDepth)
         do throws(JSONParseError) {
-            return try parser.decodeRequest()
+            return try parser.decodeRequest(reusing: &buffers)
         } catch {
             return nil
         }
+    }
+}
+
+/// The arrays the one-pass decoder fills for a request, kept between requests so that a request does
+/// not allocate them: each is taken empty (in place when nothing else holds it any more) and, filled,
+/// both handed to the request and kept. Only small ones are kept (a large request's arrays are freed).
+public struct RequestBuffers {
+    var members: [(name: String, value: JSONValue)] = []
+    var items: [Item] = []
+    /// The most elements an array may have room for to be kept.
+    static let keptCapacity = 64
+
+    public init() {}
+
+    /// The argument list's array, empty, for the next request.
+    mutating func takeMembers() -> [(name: String, value: JSONValue)] {
+        var taken: [(name: String, value: JSONValue)] = []
+        swap(&taken, &members)
+        taken.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// The items array, empty, for the next request.
+    mutating func takeItems() -> [Item] {
+        var taken: [Item] = []
+        swap(&taken, &items)
+        taken.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// Keeps what a request was given, when small enough.
+    mutating func keep(members: [(name: String, value: JSONValue)], items: [Item]?) {
+        if members.capacity <= Self.keptCapacity { self.members = members }
+        if let items, items.capacity <= Self.keptCapacity { self.items = items }
     }
 }
 
@@ -54,11 +95,11 @@ extension JSONParser {
     private static let notDecoded = JSONParseError(offset: 0, reason: "not decoded here")
 
     /// `{"id"?: scalar, "cmd": string, …}` with `items`/`snapshot` decoded into the model.
-    mutating func decodeRequest() throws(JSONParseError) -> Request {
+    mutating func decodeRequest(reusing buffers: inout RequestBuffers) throws(JSONParseError) -> Request {
         skipWhitespace()
         guard current == UInt8(ascii: "{") else { throw Self.notDecoded }
         position += 1
-        var members = ArgumentMembers()
+        var members = ArgumentMembers(reusing: buffers.takeMembers())
         var id: JSONValue?
         var echoedID: EchoedID?
         var command: String?
@@ -84,7 +125,7 @@ extension JSONParser {
                 case .items where current == UInt8(ascii: "["):
                     guard items == nil, members["items"] == nil else { throw Self.notDecoded }
                     let start = position
-                    if let decoded = try decodeItems(depth: 2) {
+                    if let decoded = try decodeItems(depth: 2, into: buffers.takeItems()) {
                         items = decoded
                     } else {
                         position = start
@@ -114,6 +155,7 @@ extension JSONParser {
         }
         skipWhitespace()
         guard position == bytes.count, let command else { throw Self.notDecoded }
+        buffers.keep(members: members.storage, items: items?.items)
         var arguments = Arguments(members: members)
         arguments.decodedItems = items
         arguments.decodedSnapshot = snapshot
@@ -179,9 +221,10 @@ extension JSONParser {
 
     /// An array at `depth` of identifier strings and `{"id": string, "data"?: any}` objects; `nil` (the
     /// position then undefined) for any other element, so the caller parses the member as JSON.
-    mutating func decodeItems(depth: Int) throws(JSONParseError) -> DecodedItems? {
+    /// `storage`: an empty array to fill (see `RequestBuffers`).
+    mutating func decodeItems(depth: Int, into storage: consuming [Item] = []) throws(JSONParseError) -> DecodedItems? {
         position += 1  // [
-        var decoded = DecodedItems(items: [], objectForm: nil)
+        var decoded = DecodedItems(items: storage, objectForm: nil)
         skipWhitespace()
         if current == UInt8(ascii: "]") {
             position += 1

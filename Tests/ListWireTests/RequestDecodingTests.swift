@@ -146,4 +146,26 @@ struct RequestDecodingTests {
             Self.expectSameMeaning("{" + members.joined(separator: ",") + "}")
         }
     }
+
+    /// Buffers lent request after request (`RequestBuffers`) are filled again in place only once the
+    /// request before is done with them: a request still held keeps its own arguments and items.
+    @Test func reusedBuffersLeaveAnEarlierRequestIntact() throws {
+        var buffers = RequestBuffers()
+        func decode(_ line: String) -> Request? {
+            Array(line.utf8).withUnsafeBytes { Request.decode(line: $0, reusing: &buffers) }
+        }
+        var first = try #require(decode(#"{"cmd":"appendItems","dataSource":"d","items":["a","b"],"toSection":"s"}"#))
+        for index in 0..<3 {
+            var next = try #require(decode(#"{"cmd":"appendItems","dataSource":"e\#(index)","items":["x\#(index)"]}"#))
+            #expect(try next.arguments.items("items").map(\.id) == ["x\(index)"])
+            #expect(next.arguments.members.keys == ["dataSource"])
+            #expect(try next.arguments.string("dataSource") == "e\(index)")
+        }
+        #expect(try first.arguments.items("items").map(\.id) == ["a", "b"])
+        #expect(first.arguments.members.keys == ["dataSource", "toSection"])
+        #expect(try first.arguments.string("toSection") == "s")
+        // Once nothing holds them, the next request fills them: the same meaning as without buffers.
+        first = try #require(decode(#"{"cmd":"appendItems","dataSource":"f","items":[{"id":"y","data":1}]}"#))
+        #expect(try first.arguments.items("items") == [Item("y", data: 1)])
+    }
 }

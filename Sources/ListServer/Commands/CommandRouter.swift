@@ -79,7 +79,7 @@ struct CommandRouter: RequestRunner {
             return handleLarge([UInt8](line), connection: connection, pool: pool, loop: loop)
         }
         // The one-pass decoder takes well-formed requests (the path every small request takes).
-        if let request = Request.decode(line: line) { return handle(request, line: line, connection: connection) }
+        if let request = Request.decode(line: line, reusing: &connection.requestBuffers) { return handle(request, line: line, connection: connection) }
         return handle(Self.decodeByReference(line), line: line, connection: connection)
     }
 

@@ -41,6 +41,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     let limits: ConnectionLimits
     /// A buffer with room for a reply (the last one's): the router writes the next reply into it.
     var replyScratch: [UInt8] = []
+    /// The arrays the decoder fills for the next request (`RequestBuffers`).
+    var requestBuffers = RequestBuffers()
 
     /// The handlers of one client connection, in order: the line framer, then the connection handler.
     /// The server, the in-process connections (`InProcessServer`) and the tests all build it here.
