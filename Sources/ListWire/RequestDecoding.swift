@@ -58,12 +58,15 @@ extension Request {
 
 /// The arrays the one-pass decoder fills for a request, kept between requests so that a request does
 /// not allocate them: each is taken empty (in place when nothing else holds it any more) and, filled,
-/// both handed to the request and kept. Only small ones are kept (a large request's arrays are freed).
+/// both handed to the request and kept. Only a short line's are kept: what they hold until the next
+/// request (its values) stays small, and a large request's arrays are freed with it.
 public struct RequestBuffers {
     var members: [(name: String, value: JSONValue)] = []
     var items: [Item] = []
     /// The most elements an array may have room for to be kept.
     static let keptCapacity = 64
+    /// The longest line whose arrays are kept.
+    static let keptLineBytes = 4_096
 
     public init() {}
 
@@ -155,7 +158,7 @@ extension JSONParser {
         }
         skipWhitespace()
         guard position == bytes.count, let command else { throw Self.notDecoded }
-        buffers.keep(members: members.storage, items: items?.items)
+        if bytes.count <= RequestBuffers.keptLineBytes { buffers.keep(members: members.storage, items: items?.items) }
         var arguments = Arguments(members: members)
         arguments.decodedItems = items
         arguments.decodedSnapshot = snapshot
