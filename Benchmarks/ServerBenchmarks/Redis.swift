@@ -9,13 +9,19 @@ import ListWire
     import Glibc
 #endif
 
-/// Starts `redis-server` on a Unix socket with persistence off; nil when it is not installed.
-func startRedis(socket: String) -> pid_t? {
+/// Starts `redis-server` on a Unix socket with persistence off, or with `appendOnlyDirectory` its
+/// append-only file there, synced before every reply (`appendfsync always`); nil when it is not installed.
+func startRedis(socket: String, appendOnlyDirectory: String? = nil) -> pid_t? {
     let candidates = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
     let executable = candidates.first { path in access(path, X_OK) == 0 }
     guard let executable else { return nil }
     unlink(socket)
-    let arguments = [executable, "--port", "0", "--unixsocket", socket, "--save", "", "--appendonly", "no", "--loglevel", "warning"]
+    var arguments = [executable, "--port", "0", "--unixsocket", socket, "--save", "", "--loglevel", "warning"]
+    if let appendOnlyDirectory {
+        arguments += ["--dir", appendOnlyDirectory, "--appendonly", "yes", "--appendfsync", "always"]
+    } else {
+        arguments += ["--appendonly", "no"]
+    }
     var cArguments = arguments.map { strdup($0) } + [nil]
     var pid: pid_t = 0
     // Its own log stays out of the benchmark's output.

@@ -684,6 +684,7 @@ if mode == "all" || mode == "dequeue" {
 if mode == "all" || mode == "window" { windowBenchmark(socket: socketPath, listdPID: pid) }
 if mode == "all" || mode == "redis" { redisComparison(listdSocket: socketPath, listdPID: pid) }
 if mode == "durability" { durabilityBenchmark(ephemeralSocket: socketPath) }
+if mode == "goals" { goalTable(ephemeralSocket: socketPath, ephemeralPID: pid) }
 if mode == "postgres" { postgresBenchmark() }
 if mode == "durable-appends" { durabilityBenchmark(ephemeralSocket: socketPath, appendsOnly: true) }
 if mode == "all" || mode == "plugin" { pluginBenchmark(socket: socketPath, batch: 50, rounds: 2_000, listdPID: pid) }
