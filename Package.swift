@@ -230,7 +230,8 @@ let package = Package(
         .executableTarget(
             name: "server-benchmarks",
             dependencies: [
-                "DiffableCore", "ListWire", "ListClient", "ListServer", "ListServerTestKit", "PostgresTestServer", .product(name: "NIOCore", package: "swift-nio"),
+                "DiffableCore", "ListWire", "ListClient", "ListServer", "ListServerTestKit", "ListStoreSQLite", "PostgresTestServer",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), "AllocationCounter", "CEpoll",
             ],
             path: "Benchmarks/ServerBenchmarks"

@@ -4,6 +4,7 @@
 
 import ListServer
 import ListServerTestKit
+import ListStoreSQLite
 import AllocationCounter
 import ListWire
 
@@ -16,8 +17,27 @@ import ListWire
 /// heap allocations per request, beside the same for `ping` (the floor: reading a line, the router, a
 /// reply). The harness counts the reply lines without copying them, and hands each burst over in one
 /// buffer (one allocation per 16 requests): the allocations are listd's own.
-func inProcessAppendBenchmark(views: Int) {
-    let server = InProcessServer(configuration: ServerConfiguration(listener: .path("/unused")))
+///
+/// `durable`: the server writes every change to a SQLite store (`--sync always`) in a temporary
+/// directory, on the loop itself (`InlineWriter`: a burst's changes in one transaction, written before
+/// they are answered), so the figures are what durability adds to a request, the disk's wait included.
+func inProcessAppendBenchmark(views: Int, durable: Bool = false) {
+    let configuration = ServerConfiguration(listener: .path("/unused"))
+    var directory: String?
+    let server: InProcessServer
+    if durable {
+        var template = Array("/tmp/listd-in-process-XXXXXX".utf8CString)
+        directory = String(cString: mkdtemp(&template)!)
+        server = try! InProcessServer(configuration: configuration, store: SQLiteStore(path: directory! + "/listd.sqlite3", sync: .always))
+    } else {
+        server = InProcessServer(configuration: configuration)
+    }
+    defer {
+        if let directory {
+            server.closeStore()
+            _ = system("rm -rf \(directory)")
+        }
+    }
     let writer = try! server.connect()
     _ = try! writer.send(Array(#"{"cmd":"apply","dataSource":"p","snapshot":{"sections":[{"id":"S","items":[]}]}}"#.utf8) + [0x0A])
     let watcher = try! server.connect()
@@ -51,7 +71,7 @@ func inProcessAppendBenchmark(views: Int) {
     func describe(_ run: (elapsed: Double, cpu: Double, allocations: Double)) -> String {
         "\(fixed(run.elapsed, 2)) µs (CPU \(fixed(run.cpu, 2)) µs), \(fixed(run.allocations, 1)) allocations"
     }
-    print("in-process (the command path without sockets), \(views) view\(views == 1 ? "" : "s") attached, per request: "
+    print("in-process (the command path without sockets)\(durable ? ", durable (SQLite, sync always)" : ""), \(views) view\(views == 1 ? "" : "s") attached, per request: "
         + "appendItems \(describe(plain)); with id and toSection \(describe(full)); ping (the floor) \(describe(ping))")
 }
 

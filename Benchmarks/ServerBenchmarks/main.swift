@@ -637,6 +637,9 @@ if mode == "in-process" {
 if mode == "in-process-append" {
     for _ in 0..<3 { inProcessAppendBenchmark(views: 0) }
 }
+if mode == "in-process-durable" {
+    for _ in 0..<3 { inProcessAppendBenchmark(views: 0, durable: true) }
+}
 if mode == "in-process-window" {
     for _ in 0..<3 { inProcessWindowBenchmark() }
 }
