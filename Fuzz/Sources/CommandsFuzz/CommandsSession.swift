@@ -14,167 +14,153 @@ func violation(_ message: String, request: [UInt8]) -> Never {
     abort()
 }
 
-/// One input's run: an ephemeral in-process server and one client connection, and optionally a twin
-/// server that gets every line spelt another way (`LineVariant`) and must answer byte for byte the same
-/// and end in the same state.
+/// One input's run: a new ephemeral in-process server and a connection without a channel
+/// (`DetachedInProcessConnection`: each line goes straight to the router and the engine), and optionally
+/// a twin server that gets every line spelt another way (`LineVariant`) and must answer byte for byte
+/// the same and end in the same state.
 ///
-/// After every line: the decoder's fast and general paths agree on it (`DecoderDifferential`); every
-/// line written is a JSON object, a reply (`ok` a boolean, an error with a string `code`) or an event;
-/// no more replies than requests; a failed request leaves the state's fingerprint (every data source's
-/// incarnation, version, counts and bytes) as it was, and every 8th line the whole state byte for byte;
-/// versions never decrease within an incarnation. After the input: every request was answered and every
-/// snapshot keeps its invariants.
+/// After every line: the decoder's fast and general paths agree on it (`DecoderDifferential`); a
+/// non-blank line is answered with one reply, valid JSON with `ok` a boolean and, when false, a string
+/// `error.code` (`WrittenLine`; every `parseInterval`th reply also parsed with `JSONParser`, which must
+/// agree); a failed request leaves the state's digest (every data source's incarnation, version, counts
+/// and bytes, and the number of registrations) as it was, and every `fullCheckInterval`th line the whole
+/// state byte for byte; versions never decrease within an incarnation. After the input: no reply is
+/// still owed and every snapshot keeps its invariants.
 final class CommandsSession {
-    /// `LISTD_FUZZ_TRACE=1`: each request line and its replies go to stderr.
+    /// `LISTD_FUZZ_TRACE=1`: each request line and its reply go to stderr.
     static let tracing = getenv("LISTD_FUZZ_TRACE") != nil
     static let fullCheckInterval = 8
-    private var main: Side
-    private var twin: Side?
+    static let parseInterval = 16
+    private let main: Side
+    private let twin: Side?
     private var highestVersion: [String: Int] = [:]
     private var lineCount = 0
     /// The twin's incarnations and main's for the same data source (the same bytes in either server's
     /// replies and state once swapped).
-    private var twinIncarnations: [String: String] = [:]
+    private var twinIncarnations: [(twin: [UInt8], main: [UInt8])] = []
+
+    /// The limits every server is made with: small, so that inputs reach them.
+    private static let configuration: ServerConfiguration = {
+        var configuration = ServerConfiguration(listener: .path("/unused"))
+        configuration.maximumLineBytes = 64 << 10
+        configuration.maximumItemsPerDataSource = 2_000
+        configuration.maximumBatchOperations = 200
+        configuration.maximumDataSources = 16
+        configuration.maximumRegistrations = 16
+        return configuration
+    }()
 
     /// One server and its client connection.
     private final class Side {
-        let server: InProcessServer
-        var client: InProcessConnection
-        /// Non-blank lines sent and not answered yet.
-        var unanswered = 0
+        let server = InProcessServer(configuration: CommandsSession.configuration)
+        lazy var client = server.connectDetached()
+        /// The state's digest after the last line.
+        var digest: StateDigest
+        var replyCount = 0
 
-        init() {
-            var configuration = ServerConfiguration(listener: .path("/unused"))
-            configuration.maximumLineBytes = 64 << 10
-            configuration.maximumItemsPerDataSource = 2_000
-            configuration.maximumBatchOperations = 200
-            configuration.maximumDataSources = 16
-            configuration.maximumRegistrations = 16
-            server = InProcessServer(configuration: configuration)
-            client = try! server.connect()
+        init() { digest = server.digest() }
+
+        /// Runs a line (a blank one gets no reply); returns its reply, checked to be one.
+        func send(_ line: [UInt8]) -> [UInt8]? {
+            let reply = client.run(line)
+            for late in client.takeLateReplies() { check(late, request: line) }
+            if let reply {
+                check(reply, request: line)
+            } else if !isBlank(line), client.pendingReplies == 0 {
+                violation("a request got no reply", request: line)
+            }
+            return reply
         }
 
-        /// Sends a line; returns what was written (replies and events) and the replies among it.
-        func send(_ line: [UInt8]) -> (output: [[UInt8]], replies: [JSONValue]) {
-            let output: [[UInt8]]
-            do {
-                output = try client.send(line + [0x0A])
-            } catch {
-                violation("the channel failed: \(error)", request: line)
-            }
-            if !isBlank(line) { unanswered += 1 }
-            let replies = CommandsSession.replies(in: output, request: line)
-            unanswered -= replies.count
-            if unanswered < 0 { violation("more replies than requests", request: line) }
-            if !client.isOpen {
-                // Closed after `line-too-long`: carry on with a new connection.
-                client.close()
-                client = try! server.connect()
-                unanswered = 0
-            }
-            return (output, replies)
+        private func check(_ reply: [UInt8], request: [UInt8]) {
+            let kind = WrittenLine(reply)
+            replyCount += 1
+            if case .malformed(let why) = kind { violation("the reply \(String(decoding: reply.prefix(600), as: UTF8.self).debugDescription) is \(why)", request: request) }
+            if kind == .event { violation("an event where a reply was due: \(String(decoding: reply.prefix(600), as: UTF8.self))", request: request) }
+            if replyCount % CommandsSession.parseInterval == 0 { crossCheck(reply, kind, request: request) }
+        }
+
+        /// `WrittenLine`'s view of a reply against the JSON parser's.
+        private func crossCheck(_ reply: [UInt8], _ kind: WrittenLine, request: [UInt8]) {
+            guard let value = try? JSONParser.parse(reply) else { violation("WrittenLine took a reply JSONParser refuses", request: request) }
+            let parsed: WrittenLine =
+                switch (value["ok"], value.value(atPath: "error.code")) {
+                case (.bool(true)?, _): .success
+                case (.bool(false)?, .string?): .failure
+                default: .malformed("")
+                }
+            if parsed != kind { violation("WrittenLine says \(kind), JSONParser \(parsed)", request: request) }
         }
 
         func finish() {
-            do {
-                unanswered -= CommandsSession.replies(in: try client.advanceTime(milliseconds: 60_000), request: []).count
-            } catch {
-                violation("the channel failed: \(error)", request: [])
-            }
-            if client.isOpen && unanswered != 0 { violation("\(unanswered) requests were never answered", request: []) }
+            for late in client.takeLateReplies() { check(late, request: []) }
+            if client.pendingReplies != 0 { violation("\(client.pendingReplies) requests were never answered", request: []) }
             let problems = server.consistencyProblems
             if !problems.isEmpty { violation("inconsistent state: \(problems.prefix(3))", request: []) }
-            if client.unterminatedOutputBytes != 0 { violation("an unterminated output line", request: []) }
         }
-
-        /// Drops every data source and unregisters every registration; whether the server is empty then.
-        func empty() -> Bool {
-            for dataSource in server.fingerprint.dataSources {
-                _ = try? client.send(Array(#"{"cmd":"dropDataSource","dataSource":"#.utf8) + JSONValue.string(dataSource.name).jsonBytes + Array("}\n".utf8))
-            }
-            for key in server.registrationKeys {
-                _ = try? client.send(Array(#"{"cmd":"unregister","registration":"#.utf8) + JSONValue.string(key).jsonBytes + Array("}\n".utf8))
-            }
-            unanswered = 0
-            let left = server.fingerprint
-            return client.isOpen && left.dataSources.isEmpty && left.registrations == 0 && client.unterminatedOutputBytes == 0
-        }
-
-        deinit { client.close() }
     }
 
-    /// The session inputs share: its servers are emptied after each input rather than made anew (a new
-    /// server and connection cost more than a dozen request lines).
-    private static var shared: CommandsSession?
-    /// The twin, kept between inputs that use one.
-    private var spareTwin: Side?
-
-    private init() { main = Side() }
-
-    /// The session for the next input, its servers empty: the shared one when it could be emptied.
-    static func begin(withTwin: Bool) -> CommandsSession {
-        let session = shared ?? CommandsSession()
-        shared = session
-        session.highestVersion.removeAll(keepingCapacity: true)
-        session.twinIncarnations.removeAll(keepingCapacity: true)
-        session.lineCount = 0
-        if withTwin && session.spareTwin == nil { session.spareTwin = Side() }
-        session.twin = withTwin ? session.spareTwin : nil
-        return session
+    /// A session with new servers (a new server costs a few lines' time; nothing of one input can
+    /// reach the next).
+    init(withTwin: Bool) {
+        main = Side()
+        twin = withTwin ? Side() : nil
     }
 
-    /// After the input: empties the servers for the next one (drops every data source, unregisters every
-    /// registration); with `connectionUsed` (the input may have left something with its connection: a
-    /// view, a plugin's hello, cells) or when emptying fails, the next input gets new servers.
-    func end(connectionUsed: Bool) {
-        if connectionUsed || !main.empty() || !(spareTwin?.empty() ?? true) { Self.shared = nil }
-    }
-
-    /// Runs one request line (a newline is added) and checks the invariants.
-    func request(_ line: [UInt8]) {
+    /// Runs one request line (without newline; a trailing `\r` is dropped, as the framer does) and
+    /// checks the invariants.
+    func request(_ given: [UInt8]) {
+        let line = given.last == 0x0D ? Array(given.dropLast()) : given
         lineCount += 1
-        let blank = isBlank(line)
-        if !blank { DecoderDifferential.check(line.last == 0x0D ? Array(line.dropLast()) : line) }
-        let before = main.server.fingerprint
+        if !isBlank(line) { DecoderDifferential.check(line) }
+        let before = main.digest
         let encodingBefore = lineCount % Self.fullCheckInterval == 0 ? main.server.stateEncoding : nil
-        let (output, replies) = main.send(line)
+        let reply = main.send(line)
         if Self.tracing {
             fputs("> \(String(decoding: line.prefix(300), as: UTF8.self))\n", stderr)
-            for written in output { fputs("< \(String(decoding: written.prefix(300), as: UTF8.self))\n", stderr) }
+            if let reply { fputs("< \(String(decoding: reply.prefix(300), as: UTF8.self))\n", stderr) }
         }
-        let after = main.server.fingerprint
-        if !blank, replies.count == 1, replies[0]["ok"] == false {
-            if after != before { violation("a failed request changed the state: \(before) → \(after)", request: line) }
+        let failed = reply.map { WrittenLine($0) == .failure } ?? false
+        if failed {
+            main.digest = main.server.digest()
+            if main.digest != before { violation("a failed request changed the state's digest", request: line) }
             if let encodingBefore, encodingBefore != main.server.stateEncoding { violation("a failed request changed the state's content", request: line) }
-        }
-        for dataSource in after.dataSources {
-            if let highest = highestVersion[dataSource.incarnation], dataSource.version < highest {
-                violation("a version went back from \(highest) to \(dataSource.version)", request: line)
+        } else {
+            main.digest = main.server.digest { incarnation, version in
+                if let highest = highestVersion[incarnation], version < highest {
+                    violation("a version went back from \(highest) to \(version)", request: line)
+                }
+                highestVersion[incarnation] = version
             }
-            highestVersion[dataSource.incarnation] = dataSource.version
         }
-        if let twin { compare(line, output: output, after: after, twin: twin) }
+        if let twin { compare(line, reply: reply, twin: twin) }
     }
 
-    /// The twin gets the line spelt another way and must write the same lines and hold the same state.
-    private func compare(_ line: [UInt8], output: [[UInt8]], after: StateFingerprint, twin: Side) {
+    /// The twin gets the line spelt another way and must answer the same and hold the same state.
+    private func compare(_ line: [UInt8], reply: [UInt8]?, twin: Side) {
         let variant = LineVariant.of(line, seed: lineCount) ?? line
-        let twinOutput = twin.send(variant).output
-        let twinAfter = twin.server.fingerprint
-        for dataSource in twinAfter.dataSources {
-            if let mainSide = after.dataSource(dataSource.name) { twinIncarnations[dataSource.incarnation] = mainSide.incarnation }
-        }
-        let normalized = twinOutput.map { inMainTerms($0) }
-        if normalized != output {
+        let twinReply = twin.send(variant)
+        let digestBefore = twin.digest
+        twin.digest = twin.server.digest()
+        if twin.digest != digestBefore { mapIncarnations(twin) }
+        let normalized = twinReply.map { inMainTerms($0) }
+        if normalized != reply, !(normalized.flatMap { twin in reply.map { KnownIssues.sameButForOpenIssues(twin, $0) } } ?? false) {
+            let shown = { (bytes: [UInt8]?) in bytes.map { String(decoding: $0.prefix(600), as: UTF8.self) } ?? "nothing" }
             violation(
-                "the same request spelt \(String(decoding: variant.prefix(600), as: UTF8.self).debugDescription) was answered "
-                    + "\(normalized.map { String(decoding: $0.prefix(600), as: UTF8.self) }) instead of \(output.map { String(decoding: $0.prefix(600), as: UTF8.self) })",
+                "the same request spelt \(String(decoding: variant.prefix(600), as: UTF8.self).debugDescription) was answered \(shown(normalized)) instead of \(shown(reply))",
                 request: line)
         }
-        var mapped = twinAfter
-        for index in mapped.dataSources.indices { mapped.dataSources[index].incarnation = twinIncarnations[mapped.dataSources[index].incarnation] ?? "?" }
-        if mapped != after { violation("the twin's state differs: \(after) vs \(mapped)", request: line) }
+        if twin.digest.ignoringIncarnations != main.digest.ignoringIncarnations { violation("the twin's state differs (its digest)", request: line) }
         if lineCount % Self.fullCheckInterval == 0 { compareStates(twin, line: line) }
+    }
+
+    /// Pairs the twin's incarnations with main's, by data source name.
+    private func mapIncarnations(_ twin: Side) {
+        let mainVersions = main.server.versions
+        for (name, twinVersion) in twin.server.versions {
+            guard let mainVersion = mainVersions[name], !twinIncarnations.contains(where: { $0.twin.elementsEqual(twinVersion.incarnation.utf8) }) else { continue }
+            twinIncarnations.append((Array(twinVersion.incarnation.utf8), Array(mainVersion.incarnation.utf8)))
+        }
     }
 
     private func compareStates(_ twin: Side, line: [UInt8]) {
@@ -184,24 +170,28 @@ final class CommandsSession {
     /// Twin bytes with the twin's incarnations replaced by main's.
     private func inMainTerms(_ bytes: [UInt8]) -> [UInt8] {
         var result = bytes
-        for (twinIncarnation, mainIncarnation) in twinIncarnations { result = replacing(Array(twinIncarnation.utf8), with: Array(mainIncarnation.utf8), in: result) }
+        for (twinIncarnation, mainIncarnation) in twinIncarnations { result = replacing(twinIncarnation, with: mainIncarnation, in: result) }
         return result
     }
 
     private func replacing(_ pattern: [UInt8], with replacement: [UInt8], in bytes: [UInt8]) -> [UInt8] {
-        guard !pattern.isEmpty, bytes.count >= pattern.count else { return bytes }
+        guard !pattern.isEmpty, bytes.count >= pattern.count, let first = pattern.first else { return bytes }
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
+        var copied = 0
         var index = 0
-        while index < bytes.count {
-            if index + pattern.count <= bytes.count, bytes[index] == pattern[0], bytes[index..<index + pattern.count].elementsEqual(pattern) {
+        while index + pattern.count <= bytes.count {
+            if bytes[index] == first, bytes[index..<index + pattern.count].elementsEqual(pattern) {
+                if out.isEmpty { out.reserveCapacity(bytes.count) }
+                out += bytes[copied..<index]
                 out += replacement
                 index += pattern.count
+                copied = index
             } else {
-                out.append(bytes[index])
                 index += 1
             }
         }
+        if copied == 0 { return bytes }
+        out += bytes[copied...]
         return out
     }
 
@@ -213,32 +203,9 @@ final class CommandsSession {
             compareStates(twin, line: [])
         }
     }
-
-    /// The replies among `output`; fails on anything that is neither a reply nor an event.
-    static func replies(in output: [[UInt8]], request: [UInt8]) -> [JSONValue] {
-        var replies: [JSONValue] = []
-        for bytes in output {
-            let value: JSONValue
-            do {
-                value = try JSONParser.parse(bytes)
-            } catch {
-                violation("output is not JSON: \(String(decoding: bytes.prefix(500), as: UTF8.self))", request: request)
-            }
-            switch (value["ok"], value["event"]) {
-            case (.bool(true)?, nil): replies.append(value)
-            case (.bool(false)?, nil):
-                guard case .string? = value.value(atPath: "error.code") else { violation("an error reply without a string code", request: request) }
-                replies.append(value)
-            case (nil, .string?): break
-            default: violation("output is neither a reply nor an event: \(String(decoding: bytes.prefix(500), as: UTF8.self))", request: request)
-            }
-        }
-        return replies
-    }
 }
 
-/// What the connection handler ignores: a line of spaces and tabs (after the framer drops a `\r`).
+/// What the connection handler ignores: a line of spaces and tabs.
 func isBlank(_ line: [UInt8]) -> Bool {
-    let content = line.last == 0x0D ? line.dropLast() : line[...]
-    return content.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    line.allSatisfy { $0 == 0x20 || $0 == 0x09 }
 }

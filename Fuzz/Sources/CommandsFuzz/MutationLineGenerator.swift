@@ -11,7 +11,6 @@ struct MutationLineGenerator {
     private var produced = 0
     /// How the current line writes its strings.
     private var escaping = Escaping.none
-    static let maximumLines = 48
 
     init(bytes: ArraySlice<UInt8>) { choices = ByteChoices(bytes) }
 
@@ -21,7 +20,7 @@ struct MutationLineGenerator {
 
     /// The next line (without newline), or nil when the bytes are used up.
     mutating func next() -> [UInt8]? {
-        guard produced < Self.maximumLines, !choices.isEmpty else { return nil }
+        guard produced < maximumLines, !choices.isEmpty else { return nil }
         produced += 1
         // One byte of form: most lines plain (the fast path), the rest with one or more oddities.
         let form = choices.byte()
