@@ -5,12 +5,16 @@ public enum Spelling {
     /// most a third of the word, and at least one; a difference of case alone counts as none): "did you mean".
     public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         let word = Array(word.lowercased())
+        let limit = max(1, word.count / 3)
         var best: (name: String, distance: Int)?
         for candidate in candidates {
-            let distance = editDistance(word, Array(candidate.lowercased()))
+            let lowered = Array(candidate.lowercased())
+            // The distance is at least the difference in length: past the limit, never the answer.
+            guard abs(lowered.count - word.count) <= limit else { continue }
+            let distance = editDistance(word, lowered)
             if distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
-        guard let best, best.distance <= max(1, word.count / 3) else { return nil }
+        guard let best, best.distance <= limit else { return nil }
         return best.name
     }
 
@@ -28,8 +32,9 @@ public enum Spelling {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
                 if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { current[j] = min(current[j], before[j - 2] + 1) }
             }
-            before = previous
-            previous = current
+            // The rows rotate in place (no copy): `current` is written whole in the next pass.
+            swap(&before, &previous)
+            swap(&previous, &current)
         }
         return previous[b.count]
     }

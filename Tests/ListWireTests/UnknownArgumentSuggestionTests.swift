@@ -39,6 +39,33 @@ import Testing
         #expect { try other.int("item") } throws: { ($0 as? WireError)?.message == #"Missing argument "item"."# }
     }
 
+    /// The hint for a missing argument is the same whichever path decoded the line and in whatever order
+    /// the members came: every given name is a candidate (`items` decoded from the line too), the first
+    /// by name wins a tie (two findings of `listd-fuzz-commands`'s twin).
+    @Test func theMissingArgumentHintIsTheSameOnEveryPath() throws {
+        func hints(_ line: String, missing name: String) throws -> (decoded: String?, reference: String?) {
+            var decoded = try #require(Array(line.utf8).withUnsafeBytes { Request.decode(line: $0) }).arguments
+            var reference = try arguments(line)
+            func message(_ arguments: inout Arguments) -> String? {
+                do {
+                    _ = try arguments.string(name)
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+            return (message(&decoded), message(&reference))
+        }
+        let items = try hints(#"{"cmd":"moveItem","dataSource":"d","items":["n"],"bmforeItem":"a"}"#, missing: "item")
+        #expect(items.decoded == #"Missing argument "item"; "items" was given: did you mean "item"?"#)
+        #expect(items.decoded == items.reference)
+        for line in [#"{"cmd":"moveSection","segtion":"a","oSection":"b"}"#, #"{"cmd":"moveSection","oSection":"b","segtion":"a"}"#] {
+            let tie = try hints(line, missing: "section")
+            #expect(tie.decoded == #"Missing argument "section"; "oSection" was given: did you mean "section"?"#, "\(line)")
+            #expect(tie.decoded == tie.reference, "\(line)")
+        }
+    }
+
     @Test func nothingCloseMeansNoSuggestion() throws {
         #expect(try message(#"{"cmd":"x","dataSource":"d","extra":true}"#, declared: sampleNames) == #"Unknown argument "extra"."#)
         #expect(try message(#"{"cmd":"x","dataSource":"d","cuont":1}"#, declared: []) == #"Unknown argument "cuont"."#)
