@@ -3,7 +3,7 @@ import ListServer
 
 /// A connection of an `InProcessServer` without a channel: request lines go straight to the command
 /// router and the engine and the reply comes back, with no SwiftNIO pipeline, framing or event loop
-/// between (a fuzzer runs many thousand lines a second this way). The events of views attached on it
+/// between (a fuzzer pays for the command path and nothing else). The events of views attached on it
 /// and lines to a plugin are not written; commands that would wait on the event loop answer at once.
 /// Not in the server's registry of open connections. See `InProcessConnection` for the whole pipeline.
 public final class DetachedInProcessConnection {

@@ -71,17 +71,15 @@ public struct RequestBuffers {
     public init() {}
 
     /// The argument list's array, empty, for the next request.
-    mutating func takeMembers() -> [(name: String, value: JSONValue)] {
-        var taken: [(name: String, value: JSONValue)] = []
-        swap(&taken, &members)
-        taken.removeAll(keepingCapacity: true)
-        return taken
-    }
+    mutating func takeMembers() -> [(name: String, value: JSONValue)] { Self.take(&members) }
 
     /// The items array, empty, for the next request.
-    mutating func takeItems() -> [Item] {
-        var taken: [Item] = []
-        swap(&taken, &items)
+    mutating func takeItems() -> [Item] { Self.take(&items) }
+
+    /// `array` emptied (in place when nothing else holds it any more); `array` itself is left empty.
+    private static func take<Element>(_ array: inout [Element]) -> [Element] {
+        var taken: [Element] = []
+        swap(&taken, &array)
         taken.removeAll(keepingCapacity: true)
         return taken
     }
