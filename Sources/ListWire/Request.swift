@@ -257,14 +257,19 @@ public struct Arguments: Sendable {
     public func finish(declared: @autoclosure () -> [String] = []) throws(WireError) {
         let decoded = (decodedItems == nil ? 0 : 1) + (decodedSnapshot == nil ? 0 : 1)
         guard readNames.count < members.count + decoded else { return }
-        var names = members.keys
-        if decodedItems != nil { names.append("items") }
-        if decodedSnapshot != nil { names.append("snapshot") }
-        let unknown = names.filter { !readNames.contains($0) }.sorted()
+        let unknown = givenNames.filter { !readNames.contains($0) }.sorted()
         guard !unknown.isEmpty else { return }
         // A name the request already gives is no suggestion for another.
         let candidates = declared().filter { !readNames.contains($0) }
         throw WireError(.invalidArgument, Self.unknownArgumentsMessage(unknown, suggestingFrom: candidates))
+    }
+
+    /// Every argument name the request gives, the ones decoded straight into the model too.
+    var givenNames: [String] {
+        var names = members.keys
+        if decodedItems != nil { names.append("items") }
+        if decodedSnapshot != nil { names.append("snapshot") }
+        return names
     }
 
     static func wrongType(_ name: String, _ expected: String) -> WireError {

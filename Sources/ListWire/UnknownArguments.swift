@@ -20,12 +20,8 @@ extension Arguments {
     /// read yet whose name is close to it, that one is named (`Missing argument "items"; "itemz" was
     /// given: did you mean "items"?`): a misspelt required argument is told as such, not only as missing.
     public func missing(_ name: String) -> WireError {
-        // Every name given, decoded ones too, in one order whatever path decoded the line (by name): the
-        // same request gets the same hint.
-        var given = members.keys
-        if decodedItems != nil { given.append("items") }
-        if decodedSnapshot != nil { given.append("snapshot") }
-        let unread = given.filter { $0 != name && !wasRead($0) }.sorted()
+        // Sorted: the same request gets the same hint whatever path decoded the line.
+        let unread = givenNames.filter { $0 != name && !wasRead($0) }.sorted()
         let hint = Spelling.closest(to: name, in: unread).map { "; \"\($0)\" was given: did you mean \"\(name)\"?" } ?? "."
         return WireError(.invalidArgument, "Missing argument \"\(name)\"" + hint)
     }
