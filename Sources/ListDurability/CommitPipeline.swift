@@ -129,6 +129,8 @@ package final class CommitPipeline {
     package var restoreRetries: Int { recovery.restoreRetries }
     /// Mutations handed to the writer and not yet durable (or undone).
     package var writesInFlight: Int { inFlight.count }
+    /// The number of the newest durable change (-1: none yet); see `add(_:of:numbered:)`.
+    package var durableNumber: Int { inFlight.durableSequence }
     /// Set while the store cannot be read after a failed write (a database that went away): mutations
     /// fail with `storage-failed` and this reason at once, reads go on, and listd probes the store with
     /// backoff until it answers.
@@ -168,9 +170,27 @@ package final class CommitPipeline {
         parked.append(body)
     }
 
+    /// How the caller of `add` learns that a change is durable.
+    package enum Durability {
+        /// Nothing to wait for.
+        case now
+        /// Resolves with `nil` once the change is durable, or with the error that undid it.
+        case deferred(Deferred<WireError?>)
+        /// The change's number: `numberedDurable` and `numberedUndone` report it, once for a whole group
+        /// (nothing is made per change: no future, no closure).
+        case numbered(Int)
+    }
+
+    /// With numbered changes (`add(_:of:numbered: true)`): called once a group is durable, with the
+    /// newest durable number (every change numbered up to it is durable).
+    package var numberedDurable: ((Int) -> Void)?
+    /// With numbered changes: called after a failed write with the numbers of the changes it undid (every
+    /// change in flight) and the error they fail with.
+    package var numberedUndone: ((ClosedRange<Int>, WireError) -> Void)?
+
     /// Hands a committed mutation's records to the writer, with what undoes it in memory; `done`
     /// resolves with `nil` once they are durable, or with the error that undid them.
-    package func add(_ records: [StoreRecord], dataSources: Set<String>, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
+    package func add(_ records: [StoreRecord], dataSource: String?, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
         -> Deferred<WireError?>
     {
         let done = Deferred<WireError?>()
@@ -179,7 +199,7 @@ package final class CommitPipeline {
             done.resolve(WireError(.storageFailed, unavailableReason))
             return done
         }
-        inFlight.append(dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, done: done, undo: undo)
+        inFlight.append(dataSource: dataSource, previousVersion: previousVersion, registrations: registrations, done: done, undo: undo)
         for record in records { checkpoints.account(record) }
         writer.add(records)
         return done
@@ -190,16 +210,33 @@ package final class CommitPipeline {
     /// with the error that undid it; for a change that changed nothing, what resolves once the changes
     /// before it are durable (it answers as a read does); `nil` when there is nothing to wait for.
     package func add<Attachment>(_ applied: AppliedChange<Attachment>, of change: StateChange) -> Deferred<WireError?>? {
+        switch add(applied, of: change, numbered: false) {
+        case .deferred(let done): return done
+        case .now, .numbered: return nil
+        }
+    }
+
+    /// `add(_:of:)`, and with `numbered` a stored change is reported by its number (`numberedDurable`,
+    /// `numberedUndone`) instead of by a `Deferred` of its own. A change that changed nothing still
+    /// waits with a `Deferred` for the changes before it (rare: it answers as a read does).
+    package func add<Attachment>(_ applied: AppliedChange<Attachment>, of change: StateChange, numbered: Bool) -> Durability {
         let records = model.records(of: change, outcome: applied.outcome, event: applied.retainedEvent)
         if !records.isEmpty {
-            return add(
-                records, dataSources: change.dataSourceName.map { [$0] } ?? [], previousVersion: applied.previousVersion,
-                registrations: change.dataSourceName == nil, undo: applied.outcome.undo)
+            let name = change.dataSourceName
+            guard numbered, numberedDurable != nil, unavailableReason == nil else {
+                return .deferred(
+                    add(records, dataSource: name, previousVersion: applied.previousVersion, registrations: name == nil, undo: applied.outcome.undo))
+            }
+            let number = inFlight.append(
+                dataSource: name, previousVersion: applied.previousVersion, registrations: name == nil, done: nil, undo: applied.outcome.undo)
+            for record in records { checkpoints.account(record) }
+            writer.add(records)
+            return .numbered(number)
         }
-        guard applied.outcome.unchanged, mustPark(mutation: false) else { return nil }
+        guard applied.outcome.unchanged, mustPark(mutation: false) else { return .now }
         let answered = Deferred<WireError?>()
         park { answered.resolve(nil) }
-        return answered
+        return .deferred(answered)
     }
 
     /// Whether a mutation of the data source is in flight (then what other instances committed waits).
@@ -224,13 +261,18 @@ package final class CommitPipeline {
             stats.mutationsWritten += report.mutations
             stats.writeTime += duration
             let now = ContinuousClock.now
-            let (group, due) = inFlight.removeDurable(report.mutations)
             var touched = Set<String>()
-            for pending in group {
-                stats.waitTime += now - pending.added
-                touched.formUnion(pending.dataSources)
-                pending.done.resolve(nil)
+            var waited = Duration.zero
+            // Resolved once the group is out of the queue (what they run may add to it).
+            var resolving: [Deferred<WireError?>] = []
+            let due = inFlight.removeDurable(report.mutations) { pending in
+                waited += now - pending.added
+                if let name = pending.dataSource { touched.insert(name) }
+                if let done = pending.done { resolving.append(done) }
             }
+            stats.waitTime += waited
+            for done in resolving { done.resolve(nil) }
+            if report.mutations > 0 { numberedDurable?(inFlight.durableSequence) }
             for promise in due { promise.succeed(()) }
             if inFlight.isEmpty { runParked() }
             durable?(touched)
@@ -255,7 +297,7 @@ package final class CommitPipeline {
                 let removed = inFlight.removeAll()
                 undone = removed.undone
                 for promise in removed.waiting { promise.fail(WriteFailedBefore()) }
-                touched = undone.reduce(into: Set<String>()) { $0.formUnion($1.dataSources) }
+                touched = Set(undone.compactMap(\.dataSource))
                 registrations = undone.contains { $0.registrations }
                 for name in touched { checkpoints.forgetLog(of: name) }  // scheduled again once known
                 undoInMemory(undone.compactMap(\.undo), touched, registrations)
@@ -271,7 +313,10 @@ package final class CommitPipeline {
                     pipeline.run(pipeline.recovery.caughtUp(), undone: undoneNow)
                 }
             case .failUndone(let error):
-                for pending in undone { pending.done.resolve(error) }
+                for pending in undone { pending.done?.resolve(error) }
+                if let first = undone.first, let last = undone.last, undone.contains(where: { $0.done == nil }) {
+                    numberedUndone?(first.sequence...last.sequence, error)
+                }
                 runParked()
             case .probe:
                 probeStore()

@@ -8,7 +8,8 @@ import NIOCore
 package struct InFlightMutations {
     /// One mutation in flight.
     package struct Pending {
-        package var dataSources: Set<String>
+        /// The data source it changed (`nil`: none, a change of the registrations).
+        package var dataSource: String?
         /// The version of the data source before the mutation (`nil`: it did not exist, or none).
         package var previousVersion: Int?
         /// Whether it changes the registrations.
@@ -16,14 +17,18 @@ package struct InFlightMutations {
         /// The mutation's number, in the order of `add`.
         package var sequence: Int
         package var added: ContinuousClock.Instant
-        /// Resolves once the mutation is durable (`nil`), or with the error that undid it.
-        package var done: Deferred<WireError?>
+        /// Resolves once the mutation is durable (`nil`), or with the error that undid it; `nil` for a
+        /// numbered mutation, which is reported by its number with the others of its group
+        /// (`CommitPipeline.numberedDurable`).
+        package var done: Deferred<WireError?>?
         /// What undoes the mutation in memory should its write fail.
         package var undo: ChangeUndo?
     }
 
-    /// Oldest first.
-    package private(set) var queue: [Pending] = []
+    /// Oldest first, from `head` on (before it: durable, emptied, kept until compacted so that a
+    /// written group is removed from the front without moving the rest).
+    private var queue: [Pending?] = []
+    private var head = 0
     private var perDataSource: [String: Int] = [:]
     private var registrationMutations = 0
     private var nextSequence = 0
@@ -33,10 +38,12 @@ package struct InFlightMutations {
 
     package init() {}
 
-    package var isEmpty: Bool { queue.isEmpty }
-    package var count: Int { queue.count }
+    package var isEmpty: Bool { head == queue.count }
+    package var count: Int { queue.count - head }
     /// The number of the newest mutation in flight.
-    package var newestSequence: Int? { queue.last?.sequence }
+    package var newestSequence: Int? { isEmpty ? nil : queue[queue.count - 1]?.sequence }
+    /// The mutations in flight, oldest first.
+    package var pending: [Pending] { queue[head...].map { $0! } }
 
     /// Whether a mutation of the data source is in flight.
     package func contains(dataSource name: String) -> Bool { perDataSource[name] != nil }
@@ -44,37 +51,50 @@ package struct InFlightMutations {
     /// Whether a mutation of the registrations is in flight.
     package var hasRegistrations: Bool { registrationMutations > 0 }
 
-    /// Adds a mutation handed to the writer.
+    /// Adds a mutation handed to the writer; returns its number.
+    @discardableResult
     package mutating func append(
-        dataSources: Set<String>, previousVersion: Int?, registrations: Bool, done: Deferred<WireError?>, undo: ChangeUndo?,
+        dataSource: String?, previousVersion: Int?, registrations: Bool, done: Deferred<WireError?>?, undo: ChangeUndo?,
         at now: ContinuousClock.Instant = .now
-    ) {
+    ) -> Int {
         let pending = Pending(
-            dataSources: dataSources, previousVersion: previousVersion, registrations: registrations, sequence: nextSequence, added: now,
+            dataSource: dataSource, previousVersion: previousVersion, registrations: registrations, sequence: nextSequence, added: now,
             done: done, undo: undo)
         nextSequence += 1
         track(pending, by: 1)
         queue.append(pending)
+        return pending.sequence
     }
 
-    /// The oldest `count` mutations are durable: removes and returns them, with the promises of
-    /// `whenDurable` now due (to succeed).
-    package mutating func removeDurable(_ count: Int) -> (group: [Pending], due: [EventLoopPromise<Void>]) {
-        // Copied out before the removal, so that the removal shifts the rest in place.
-        let group = Array(queue[..<count])
-        queue.removeFirst(count)
-        for pending in group { track(pending, by: -1) }
-        if let last = group.last { durableSequence = last.sequence }
+    /// The oldest `count` mutations are durable: removes them, oldest first, giving each to `each`;
+    /// returns the promises of `whenDurable` now due (to succeed).
+    package mutating func removeDurable(_ count: Int, each: (consuming Pending) -> Void) -> [EventLoopPromise<Void>] {
+        for index in head..<head + count {
+            let pending = queue[index].take()!
+            track(pending, by: -1)
+            durableSequence = pending.sequence
+            each(pending)
+        }
+        head += count
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 1_024)
+            head = 0
+        } else if head > 64, head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        guard !awaitingDurable.isEmpty else { return [] }
         let due = awaitingDurable.filter { $0.sequence <= durableSequence }.map(\.promise)
         awaitingDurable.removeAll { $0.sequence <= durableSequence }
-        return (group, due)
+        return due
     }
 
     /// A write failed: removes and returns every mutation in flight (to undo), with the promises of
     /// `whenDurable` that will never be due (to fail).
     package mutating func removeAll() -> (undone: [Pending], waiting: [EventLoopPromise<Void>]) {
-        let undone = queue
+        let undone = pending
         queue = []
+        head = 0
         perDataSource = [:]
         registrationMutations = 0
         let waiting = awaitingDurable.map(\.promise)
@@ -91,8 +111,8 @@ package struct InFlightMutations {
         return promise.futureResult
     }
 
-    private mutating func track(_ pending: Pending, by step: Int) {
-        for name in pending.dataSources {
+    private mutating func track(_ pending: borrowing Pending, by step: Int) {
+        if let name = pending.dataSource {
             let count = perDataSource[name, default: 0] + step
             perDataSource[name] = count > 0 ? count : nil
         }

@@ -42,9 +42,10 @@ public final class InProcessServer {
         self.init(configuration: configuration, logger: logger)
         let state = self.state
         try state.engine.load(store.load())
-        state.storage.pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger, inline: true) {
-            [unowned state] undone in state.react(to: undone)
-        }
+        state.adopt(
+            CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger, inline: true) {
+                [unowned state] undone in state.react(to: undone)
+            })
     }
 
     /// Writes what is open, syncs and closes the store (a durable server); the server is not used after.

@@ -13,8 +13,10 @@ import Testing
 @Suite("Commit pipeline over the engine: grouping, parking, undo, probing, checkpoints, sync and backup against a store that fails on demand")
 struct CommitPipelineTests {
     /// Mutations that arrive while the writer writes wait in the open group and are written as one.
-    @Test func mutationsArrivingDuringAWriteAreWrittenAsOneGroup() throws {
-        let durable = try DurableEngine()
+    /// (`numbered`, here and below: the changes are reported by number, once per group, as the server
+    /// does without other instances; else each waits with a `Deferred` of its own.)
+    @Test(arguments: [false, true]) func mutationsArrivingDuringAWriteAreWrittenAsOneGroup(numbered: Bool) throws {
+        let durable = try DurableEngine(numbered: numbered)
         #expect(try durable.commit(append([], create: true)).waitBounded() == nil)
         durable.faults.holdWrites()
         let first = durable.commit(append(["a"]))
@@ -77,8 +79,8 @@ struct CommitPipelineTests {
     /// A failed write undoes its group and every later mutation in memory, newest first, without
     /// reading a data source back; every one of them fails; the server is told what undoing did (for
     /// its views); the next change is stored.
-    @Test func aFailedWriteIsUndoneInMemory() throws {
-        let durable = try DurableEngine()
+    @Test(arguments: [false, true]) func aFailedWriteIsUndoneInMemory(numbered: Bool) throws {
+        let durable = try DurableEngine(numbered: numbered)
         let row = try Registration(name: "row", definition: ["contentConfiguration": ["type": "cell", "text": "{{n}}"]])
         #expect(try durable.commit(append([], create: true)).waitBounded() == nil)
         #expect(try durable.commit(append(["kept"])).waitBounded() == nil)
@@ -222,8 +224,8 @@ struct CommitPipelineTests {
     /// Random changes (some refused, some in groups that fail) against a store whose writes fail at
     /// random: after each step nothing acknowledged is lost and nothing undone is stored (the store
     /// holds exactly the state served), and memory is never ahead of what was acknowledged once idle.
-    @Test func randomFailuresLoseNothingAcknowledged() throws {
-        let durable = try DurableEngine()
+    @Test(arguments: [false, true]) func randomFailuresLoseNothingAcknowledged(numbered: Bool) throws {
+        let durable = try DurableEngine(numbered: numbered)
         var random = SeededGenerator(seed: 7)
         #expect(try durable.commit(append([], create: true)).waitBounded() == nil)
         var acknowledged = 0

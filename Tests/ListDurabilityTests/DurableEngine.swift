@@ -26,11 +26,17 @@ final class DurableEngine: @unchecked Sendable {
     private var engineValue: StateEngine<NoViews>!
     private var pipelineValue: CommitPipeline!
     private var undoneValue: [UndoneChanges<NoViews>] = []
+    /// Numbered changes waiting to be durable, by number (`numbered` only).
+    private var waitingByNumber: [Int: (WireError?) -> Void] = [:]
+    /// Changes are numbered (`CommitPipeline.add(_:of:numbered: true)`, the server's path without other
+    /// instances) instead of each waiting with a `Deferred` of its own.
+    let numbered: Bool
 
     /// The limits of a live change (the server's defaults, roughly).
     static let limits = ChangeLimits(maximumDataSources: 1_000, maximumItemsPerDataSource: 1_000_000, maximumIdentifierBytes: 1_024, maximumRegistrations: 1_000)
 
-    init(store: Store? = nil) throws {
+    init(store: Store? = nil, numbered: Bool = false) throws {
+        self.numbered = numbered
         loop = group.next()
         let store = try store ?? FaultInjectingStore()
         self.store = store
@@ -43,6 +49,14 @@ final class DurableEngine: @unchecked Sendable {
                 undoneValue.append(undone)
             }
             pipeline.loaded(loaded)
+            if numbered {
+                pipeline.numberedDurable = { [unowned self] number in
+                    for key in waitingByNumber.keys.sorted() where key <= number { waitingByNumber.removeValue(forKey: key)!(nil) }
+                }
+                pipeline.numberedUndone = { [unowned self] numbers, error in
+                    for key in waitingByNumber.keys.sorted() where numbers.contains(key) { waitingByNumber.removeValue(forKey: key)!(error) }
+                }
+            }
             engineValue = engine
             pipelineValue = pipeline
         }.wait()
@@ -72,11 +86,17 @@ final class DurableEngine: @unchecked Sendable {
             do throws(WireError) {
                 if let reason = pipelineValue.unavailableReason { throw WireError(.storageFailed, reason) }
                 let applied = try engine.commit(change, limits: Self.limits, recordingUndo: true)
-                guard let durable = pipelineValue.add(applied, of: change) else { return loop.makeSucceededFuture(nil) }
+                let durability = pipelineValue.add(applied, of: change, numbered: numbered)
+                if case .now = durability { return loop.makeSucceededFuture(nil) }
                 let promise = loop.makePromise(of: WireError?.self)
-                durable.whenResolved { error in
+                let finish = { (error: WireError?) in
                     if error == nil, case .dropDataSource = change, let dropped = applied.dataSource { engine.retire(dropped) }
                     promise.succeed(error)
+                }
+                switch durability {
+                case .now: break
+                case .deferred(let durable): durable.whenResolved(finish)
+                case .numbered(let number): waitingByNumber[number] = finish
                 }
                 return promise.futureResult
             } catch {

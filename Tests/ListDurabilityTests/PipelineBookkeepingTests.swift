@@ -13,32 +13,49 @@ struct PipelineBookkeepingTests {
     @Test func mutationsInFlightAreCountedPerDataSourceAndLeaveInOrder() throws {
         let loop = EmbeddedEventLoop()
         var inFlight = InFlightMutations()
-        inFlight.append(dataSources: ["d"], previousVersion: 1, registrations: false, done: Deferred(), undo: nil)
-        inFlight.append(dataSources: ["d", "e"], previousVersion: 2, registrations: false, done: Deferred(), undo: nil)
-        inFlight.append(dataSources: [], previousVersion: nil, registrations: true, done: Deferred(), undo: nil)
-        #expect(inFlight.count == 3 && inFlight.newestSequence == 2)
+        inFlight.append(dataSource: "d", previousVersion: 1, registrations: false, done: Deferred(), undo: nil)
+        inFlight.append(dataSource: "d", previousVersion: 2, registrations: false, done: nil, undo: nil)
+        inFlight.append(dataSource: "e", previousVersion: 7, registrations: false, done: Deferred(), undo: nil)
+        inFlight.append(dataSource: nil, previousVersion: nil, registrations: true, done: Deferred(), undo: nil)
+        #expect(inFlight.count == 4 && inFlight.newestSequence == 3)
         #expect(inFlight.contains(dataSource: "d") && inFlight.contains(dataSource: "e") && inFlight.hasRegistrations)
         let durable = NIOLockedValueBox<[Int]>([])
         inFlight.whenDurable(1, on: loop).whenSuccess { durable.withLockedValue { $0.append(1) } }
-        inFlight.whenDurable(2, on: loop).whenSuccess { durable.withLockedValue { $0.append(2) } }
+        inFlight.whenDurable(3, on: loop).whenSuccess { durable.withLockedValue { $0.append(3) } }
         inFlight.whenDurable(nil, on: loop).whenSuccess { durable.withLockedValue { $0.append(-1) } }
         #expect(durable.withLockedValue { $0 } == [-1], "nothing to wait for")
-        let first = inFlight.removeDurable(1)
-        #expect(first.group.map(\.sequence) == [0] && first.due.isEmpty)
+        var removed: [Int] = []
+        let first = inFlight.removeDurable(1) { removed.append($0.sequence) }
+        #expect(removed == [0] && first.isEmpty && inFlight.durableSequence == 0)
         #expect(inFlight.contains(dataSource: "d"), "the second still changes d")
-        let second = inFlight.removeDurable(1)
-        #expect(second.group.map(\.previousVersion) == [2] && second.due.count == 1)
-        for promise in second.due { promise.succeed(()) }
+        let second = inFlight.removeDurable(2) { removed.append($0.previousVersion ?? -1) }
+        #expect(removed == [0, 2, 7] && second.count == 1)
+        for promise in second { promise.succeed(()) }
         #expect(durable.withLockedValue { $0 } == [-1, 1])
         #expect(!inFlight.contains(dataSource: "d") && !inFlight.contains(dataSource: "e") && inFlight.hasRegistrations)
+        #expect(inFlight.pending.map(\.sequence) == [3] && inFlight.newestSequence == 3)
         inFlight.whenDurable(1, on: loop).whenSuccess { durable.withLockedValue { $0.append(10) } }
         #expect(durable.withLockedValue { $0 } == [-1, 1, 10], "durable already")
         let failed = inFlight.removeAll()
-        #expect(failed.undone.map(\.sequence) == [2] && failed.waiting.count == 1, "what waited for the third fails with it")
+        #expect(failed.undone.map(\.sequence) == [3] && failed.waiting.count == 1, "what waited for the fourth fails with it")
         struct Undone: Error {}
         for promise in failed.waiting { promise.fail(Undone()) }
-        #expect(inFlight.isEmpty && !inFlight.hasRegistrations)
+        #expect(inFlight.isEmpty && !inFlight.hasRegistrations && inFlight.newestSequence == nil)
         try loop.syncShutdownGracefully()
+    }
+
+    @Test func manyGroupsLeaveTheQueueInOrderAcrossItsCompaction() {
+        var inFlight = InFlightMutations()
+        var removed: [Int] = []
+        var next = 0
+        // Groups of three written while two more arrive: the queue's front is compacted now and then.
+        for _ in 0..<200 {
+            for _ in 0..<3 { inFlight.append(dataSource: "d\(next % 5)", previousVersion: next, registrations: false, done: nil, undo: nil); next += 1 }
+            if inFlight.count > 4 { _ = inFlight.removeDurable(3) { removed.append($0.sequence) } }
+        }
+        _ = inFlight.removeDurable(inFlight.count) { removed.append($0.sequence) }
+        #expect(removed == Array(0..<next) && inFlight.isEmpty && inFlight.durableSequence == next - 1)
+        #expect((0..<5).allSatisfy { !inFlight.contains(dataSource: "d\($0)") })
     }
 
     static func change(_ name: String, bytes: Int) -> StoreRecord {

@@ -32,7 +32,7 @@ private final class FollowingState: @unchecked Sendable {
             let pipeline = CommitPipeline(engine: state.engine, store: store, loop: loop, logger: state.logger) { [unowned state] undone in
                 state.react(to: undone)
             }
-            state.storage.pipeline = pipeline
+            state.adopt(pipeline)
             state.follow(store, pipeline: pipeline, loop: loop)
             stateValue = state
         }.wait()

@@ -318,7 +318,9 @@ struct CommandRouter: RequestRunner {
             }
             writer.endObject()
             writer.endObject()
-            return CommandResult(reply: .encoded(writer.bytes), broadcast: execution.broadcast, afterReply: execution.afterReply)
+            var encoded = CommandResult(reply: .encoded(writer.bytes), broadcast: execution.broadcast, afterReply: execution.afterReply)
+            if let number = execution.awaited?.number { encoded.awaited = AwaitedDurability(number: number, id: id) }
+            return encoded
         }
     }
 

@@ -124,6 +124,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// requests back. An outcome may resolve into another deferred one (a request that waited, ran,
     /// and now waits for its own write).
     private func process(_ outcome: CommandResult, context: ChannelHandlerContext) {
+        if outcome.awaited != nil {
+            // Made already, held until its change is durable (`DurableReplies`); the next requests run.
+            state.holdUntilDurable(outcome, holder: self, slot: machine.replyAwaited().number)
+            return
+        }
         guard let deferred = outcome.deferred else {
             if machine.deliversReplyAtOnce {
                 deliver(outcome, context: context)
@@ -134,16 +139,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         if outcome.awaitsStorage {
             let ticket = machine.replyAwaited()
-            deferred.whenResolved { [self] final in
-                self.machine.replyResolved(ticket, final)
-                guard let context = self.context else { return }
-                self.deliverReadyReplies(context: context)
-            }
+            deferred.whenResolved { [self] final in self.state.holdUntilDurable(final, holder: self, slot: ticket.number) }
             return
         }
         machine.requestWaits()
         deferred.whenResolved { [self] final in
-            guard let context = self.context else { return }
+            guard let context = self.context else { return self.publishOnceDone(final) }
             self.machine.requestResolved()
             self.process(final, context: context)
             self.checkOutput(context: context)
@@ -154,14 +155,20 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Delivers the queued replies from the front while they are known.
-    private func deliverReadyReplies(context: ChannelHandlerContext) {
+    /// Delivers the queued replies from the front while they are known. On a closed connection, what
+    /// they publish still goes out (their changes were made: other views must see every version).
+    private func deliverReadyReplies() {
         var delivered = 0
         while let outcome = machine.readyReply(at: delivered) {
-            deliver(outcome, context: context)
+            if let context {
+                deliver(outcome, context: context)
+            } else {
+                publish(outcome)
+            }
             delivered += 1
         }
-        perform(machine.repliesDelivered(delivered), context: context)
+        let action = machine.repliesDelivered(delivered)
+        if let context { perform(action, context: context) }
     }
 
     /// Writes and flushes the replies and events at the end of this turn of the event loop: when a
@@ -189,6 +196,19 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // (A small one only: an idle connection keeps it.)
             if replyScratch.capacity == 0, reply.capacity <= 512 { replyScratch = reply }
         }
+        publish(outcome)
+    }
+
+    /// What a request that finished after its connection closed publishes, once it is final (a change
+    /// it made is published; no reply is written).
+    private func publishOnceDone(_ outcome: CommandResult) {
+        if outcome.awaited != nil { return state.holdUntilDurable(outcome, holder: self, slot: nil) }
+        guard let deferred = outcome.deferred else { return publish(outcome) }
+        deferred.whenResolved { [self] final in self.publishOnceDone(final) }
+    }
+
+    /// Sends what a reply publishes (its broadcast) and does what follows it.
+    private func publish(_ outcome: CommandResult) {
         if let broadcast = outcome.broadcast { state.publisher.send(broadcast) }
         for action in outcome.afterReply { action() }
     }
@@ -278,5 +298,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func perform(_ actions: [Machine.Action], context: ChannelHandlerContext) {
         for action in actions { perform(action, context: context) }
+    }
+}
+
+extension ConnectionHandler: DurableReplyHolder {
+    /// A reply that waited (for its change to be stored) is known: delivered with the replies it held back.
+    func heldReplyResolved(_ slot: Int?, _ reply: CommandResult) {
+        guard let slot else { return publish(reply) }  // its connection closed before it ran
+        machine.replyResolved(ReplyQueue.Ticket(number: slot), reply)
+        deliverReadyReplies()
     }
 }

@@ -3,7 +3,8 @@
 struct ReplyQueue<Reply> {
     /// Names one slot of the queue (see `append`).
     struct Ticket: Equatable {
-        fileprivate let number: Int
+        /// Tickets are numbered in the order of `append` (a number names the same slot until it leaves).
+        let number: Int
     }
 
     /// The slots, from `head` on (before it: delivered, kept until compacted).

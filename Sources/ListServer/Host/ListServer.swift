@@ -61,7 +61,7 @@ public final class ListServer: Sendable {
                 }
                 pipeline.loaded(opened.loaded)
                 if opened.periodicSync { pipeline.startPeriodicSync() }
-                state.storage.pipeline = pipeline
+                state.adopt(pipeline)
                 if let shared = opened.store as? SharedStore { state.follow(shared, pipeline: pipeline, loop: loop) }
             }
             if configuration.demo {

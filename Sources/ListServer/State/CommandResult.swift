@@ -28,6 +28,10 @@ struct CommandResult {
     /// `deferred` only waits for the change to be stored: the connection's next requests may run
     /// meanwhile (their replies queue behind this one).
     var awaitsStorage = false
+    /// Set when the reply (made already) waits for its change to be durable, by the change's number
+    /// (`DurableReplies`): the connection holds it and what it publishes until then, and runs its next
+    /// requests meanwhile.
+    var awaited: AwaitedDurability? = nil
 
     /// A result whose reply's `result` object `members` writes.
     init(_ members: @escaping (inout JSONWriter) -> Void) { reply = .members(members) }
@@ -56,6 +60,13 @@ struct CommandResult {
         if case .encoded(let bytes) = reply { return bytes }
         return []
     }
+}
+
+/// What a reply waiting for its change to be durable needs: the change's number in the commit
+/// pipeline, and the request's `id`, for the error reply should the change be undone.
+struct AwaitedDurability {
+    var number: Int
+    var id: EchoedID? = nil
 }
 
 /// A mutation's reply: `{"version":…,"changes":…,"warnings"?:[…]}`.

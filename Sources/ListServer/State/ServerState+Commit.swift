@@ -64,7 +64,9 @@ extension ServerState {
         applied.outcome.retired = nil
         if !followed, let follower = storage.follower { follower.touched(change.dataSourceName) }
         // Stored with what undoes it; a change that changed nothing answers once the changes before it are durable.
-        let durable = followed ? nil : storage.pipeline?.add(applied, of: change)
+        // Without other instances, the change is numbered: its reply is held until its group is durable
+        // (`DurableReplies`); with them, it waits with a `Deferred` (it may be run again after a conflict).
+        let durability = followed ? .now : storage.pipeline?.add(applied, of: change, numbered: storage.follower == nil) ?? .now
         var published = result(applied)
         if !applied.outcome.unchanged {  // else nothing was stored and nothing is sent
             // What publishing takes goes first; the command's own actions after it.
@@ -75,10 +77,17 @@ extension ServerState {
                 into: &published)
             published.afterReply += commandActions
         }
-        guard let durable else { return published }
-        // With a store: replied and published once the change is durable, or replied with the error that undid it.
-        // (Captured by value: a captured `var` would be boxed on the heap for every commit.)
-        return .later(durable.map { [published] error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
+        switch durability {
+        case .now:
+            return published
+        case .numbered(let number):
+            published.awaited = AwaitedDurability(number: number)
+            return published
+        case .deferred(let durable):
+            // Replied and published once the change is durable, or replied with the error that undid it.
+            // (Captured by value: a captured `var` would be boxed on the heap for every commit.)
+            return .later(durable.map { [published] error in error.map { CommandResult(reply: .failure($0)) } ?? published }, awaitsStorage: true)
+        }
     }
 
     /// Sets what publishing `applied` takes once the command's reply is written: the new version's event

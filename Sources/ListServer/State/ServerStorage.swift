@@ -13,6 +13,8 @@ package struct ServerStorage {
     var follower: StoreFollower?
     /// The thread large requests are decoded and prepared on (see LargeRequests.swift); none in process.
     var largeRequests: NIOThreadPool?
+    /// Replies held until their changes are durable, in the changes' order.
+    var durableReplies = DurableReplies()
 }
 
 /// Holds a value until `drop()` (a large snapshot, so that the thread that drops it frees it).

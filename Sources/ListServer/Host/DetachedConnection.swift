@@ -36,6 +36,11 @@ package final class DetachedConnection {
     /// Delivers `outcome` now, or once it is resolved (perhaps into another outcome that waits in
     /// turn); a reply delivered late goes to `lateReplies`.
     private func settle(_ outcome: CommandResult, late: Bool) -> [UInt8]? {
+        if outcome.awaited != nil {
+            if !late { pendingReplies += 1 }
+            handler.state.holdUntilDurable(outcome, holder: self, slot: nil)
+            return nil
+        }
         guard let deferred = outcome.deferred else {
             let reply = deliver(outcome)
             guard late else { return reply }
@@ -59,5 +64,11 @@ package final class DetachedConnection {
         for action in outcome.afterReply { action() }
         if case .encoded(let reply) = outcome.reply { return reply }
         return nil
+    }
+}
+
+extension DetachedConnection: DurableReplyHolder {
+    func heldReplyResolved(_ slot: Int?, _ reply: CommandResult) {
+        _ = settle(reply, late: true)
     }
 }
