@@ -226,7 +226,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     public func write(_ records: [StoreRecord]) throws(StorageError) {
-        try connection.execute("BEGIN IMMEDIATE")
+        // Prepared once: `sqlite3_exec` would parse each of them again for every group.
+        try connection.prepare("BEGIN IMMEDIATE").run()
         do throws(StorageError) {
             var segments = Segments()
             for record in records {
@@ -243,7 +244,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 try write(record)
             }
             for segment in segments.takeAll() { try insert(segment) }
-            try connection.execute("COMMIT")
+            try connection.prepare("COMMIT").run()
             // A writer that is never idle finishes copying the log here, before the log grows long.
             if maintenance.isOverdue { maintenance.finishBackfill(writer: connection) }
         } catch {
