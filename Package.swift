@@ -4,7 +4,14 @@ import PackageDescription
 /// The modules on every request's path are built without run-time exclusivity checks in release builds: each
 /// access to a class's stored property otherwise costs a call into the runtime (about a tenth of an append's
 /// instructions, measured with callgrind). Debug builds, which the tests run, keep the checks.
-let requestPathSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+///
+/// `LISTD_FUZZ_COVERAGE=listd` (set by `Fuzz/build-commands`, never otherwise): these modules alone carry
+/// libFuzzer's coverage, so that `listd-fuzz-commands` does not scan the counters of every package after
+/// each input.
+let requestPathSettings: [SwiftSetting] =
+    [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+    + (Context.environment["LISTD_FUZZ_COVERAGE"] == "listd"
+        ? [.unsafeFlags(["-sanitize=fuzzer", "-sanitize-coverage=edge,pc-table,inline-8bit-counters"])] : [])
 
 let package = Package(
     name: "listd",

@@ -35,7 +35,11 @@ let package = Package(
                 .product(name: "ListWire", package: "listd"),
                 .product(name: "DiffableCore", package: "listd"),
             ],
-            path: "Sources/CommandsFuzz"
+            path: "Sources/CommandsFuzz",
+            // libFuzzer's main whether or not the build instruments everything (`-Xswiftc -sanitize=fuzzer`,
+            // as ./smoke builds it); ./build-commands instruments listd's request-path modules alone, not
+            // this harness (its own branches would steer the fuzzer).
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer"])]
         ),
     ]
 )

@@ -322,6 +322,19 @@ public final class StateModel {
     ) throws(WireError) -> ChangeOutcome {
         let previous = dataSource.outline(of: section)
         let outline = try transform(previous)
+        // Outlines never share an item: one held by another section's outline (a row of it or a collapsed
+        // item) is moved with an outline verb, not taken here (its tree would keep it). Rows of sections
+        // without an outline are moved into place, as the snapshot's own edits move them.
+        for (other, held) in dataSource.outlines where other != section {
+            let shared = outline.items.lazy.map(\.id).filter { held.contains($0) }
+            guard let first = shared.first else { continue }
+            let named = Array(shared.prefix(10))
+            throw WireError(
+                .duplicateItem,
+                "Items \(named.map { "\"\($0)\"" }.joined(separator: ", ")) are in the outline of section \"\(other)\": an item belongs to one "
+                    + "section's outline. Move \"\(first)\" there first (moveItem, or editSectionSnapshot of both sections).",
+                details: ["section": .string(other)])
+        }
         // Collapsed items are held too: the whole outline counts against the limits.
         try checkRoom(for: outline.count, in: dataSource, limits)
         var result = try snapshotOperation { () throws in

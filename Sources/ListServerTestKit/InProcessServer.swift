@@ -91,6 +91,30 @@ public final class InProcessServer {
                 problems.append("data source \"\(name)\" serves another model than the state holds")
             }
             problems += dataSource.snapshot.invariantViolations().map { "\(name): \($0)" }
+            problems += Self.outlineProblems(of: dataSource.model).map { "\(name): \($0)" }
+        }
+        return problems
+    }
+}
+
+extension InProcessServer {
+    /// Outlines that disagree with the rows: a section's outline shows exactly its rows, and an item is
+    /// in one place only (one outline, or the rows of a section without one).
+    static func outlineProblems(of model: DataSourceModel) -> [String] {
+        var problems: [String] = []
+        var holder: [String: String] = [:]
+        for (section, outline) in model.outlines.sorted(by: { $0.key < $1.key }) {
+            let rows = (try? model.snapshot.itemIdentifiers(inSection: section)) ?? []
+            if outline.visibleItems.map(\.id) != rows {
+                problems.append("section \"\(section)\" shows \(rows.prefix(8)) but its outline \(outline.visibleItems.prefix(8).map(\.id))")
+            }
+            for item in outline.items {
+                if let other = holder.updateValue(section, forKey: item.id) {
+                    problems.append("item \"\(item.id)\" is in the outlines of sections \"\(other)\" and \"\(section)\"")
+                } else if let row = model.snapshot.sectionIdentifier(containingItem: item.id), row != section {
+                    problems.append("item \"\(item.id)\" of section \"\(section)\"'s outline is a row of section \"\(row)\"")
+                }
+            }
         }
         return problems
     }

@@ -160,6 +160,45 @@ struct OutlineEditModelTests {
         #expect(d.storedItemCount == reference.count, "\(step): stored items")
     }
 
+    /// `applySectionSnapshot` never takes an item another section's outline holds (as a row or a
+    /// collapsed item): that outline would keep it, and one identifier would be in two places (found by
+    /// `listd-fuzz-commands`: the same request then answered differently from run to run). Rows of a
+    /// section without an outline are still moved into place.
+    @Test func applyingAnOutlineRefusesItemsOfAnotherOutline() throws {
+        let model = StateModel()
+        _ = try model.apply(.dataSource(name: "d", ifVersion: nil, createAs: "i", .edit(.appendSections(["S0", "S1"]))), limits: limits)
+        let tree = [
+            ReferenceSource.Row(id: "a", level: 0, expanded: false, data: 1), .init(id: "x", level: 1, expanded: false, data: 2),
+            .init(id: "b", level: 0, expanded: false, data: 3),
+        ]
+        _ = try apply(.replaceOutline(section: "S0", try outline(of: tree)), model)
+        _ = try apply(.edit(.appendItems([Item("flat")], toSection: "S1")), model)
+        func state() throws -> String {
+            let d = model.dataSources["d"]!
+            let rows = try d.snapshot.sectionIdentifiers.map { "\($0): \(try d.snapshot.itemIdentifiers(inSection: $0))" }
+            return "\(d.version) \(rows) \(d.outlines.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.items.map(\.id))" })"
+        }
+        let before = try state()
+        for taken in ["a", "x", "b"] {
+            let other = try SectionSnapshot(items: [Item("c"), Item(taken)])
+            #expect(throws: WireError.self, "\(taken) is S0's") { try self.apply(.replaceOutline(section: "S2", other), model) }
+            do {
+                _ = try apply(.replaceOutline(section: "S2", other), model)
+            } catch {
+                #expect(error.code == .duplicateItem && error.message.contains("\"\(taken)\"") && error.message.contains("section \"S0\""), "\(error.message)")
+            }
+        }
+        #expect(try state() == before, "nothing changed")
+        // A row of a section without an outline moves into place, as before.
+        let outcome = try apply(.replaceOutline(section: "S2", try SectionSnapshot(items: [Item("flat"), Item("c")])), model)
+        #expect(outcome.warnings.map(\.code) == [.itemsAlreadyExisted])
+        #expect(try model.dataSources["d"]!.snapshot.itemIdentifiers(inSection: "S1").isEmpty)
+        #expect(try model.dataSources["d"]!.snapshot.itemIdentifiers(inSection: "S2") == ["flat", "c"])
+        // Its own outline is replaced as ever.
+        _ = try apply(.replaceOutline(section: "S0", try SectionSnapshot(items: [Item("b"), Item("a")])), model)
+        #expect(model.dataSources["d"]!.outlines["S0"]!.items.map(\.id) == ["b", "a"])
+    }
+
     @Test(arguments: 0..<12)
     func randomEditsKeepEveryOutline(seed: Int) throws {
         var random = SeededGenerator(seed: UInt64(seed))

@@ -29,7 +29,9 @@ func violation(_ message: String, request: [UInt8]) -> Never {
 final class CommandsSession {
     /// `LISTD_FUZZ_TRACE=1`: each request line and its reply go to stderr.
     static let tracing = getenv("LISTD_FUZZ_TRACE") != nil
-    static let fullCheckInterval = 8
+    /// Lines per input are at most `maximumLines`: the whole-state check comes on the last line of a
+    /// full input at least.
+    static let fullCheckInterval = maximumLines
     static let parseInterval = 16
     private let main: Side
     private let twin: Side?

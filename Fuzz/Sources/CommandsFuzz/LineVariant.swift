@@ -97,7 +97,10 @@ enum LineVariant {
                     inString = false
                     out.append(byte)
                 } else if escaping, (byte | 0x20) >= UInt8(ascii: "a"), (byte | 0x20) <= UInt8(ascii: "z") {
-                    out += Array("\\u00".utf8) + hex(byte >> 4) + hex(byte & 0x0F)
+                    // `\u00XX`, written a byte at a time (no array per letter).
+                    for escaped in [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex(byte >> 4), hex(byte & 0x0F)] {
+                        out.append(escaped)
+                    }
                 } else {
                     out.append(byte)
                 }
@@ -111,5 +114,5 @@ enum LineVariant {
         return out
     }
 
-    private static func hex(_ digit: UInt8) -> [UInt8] { [digit < 10 ? 0x30 + digit : 0x57 + digit] }
+    private static func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? 0x30 + digit : 0x57 + digit }
 }

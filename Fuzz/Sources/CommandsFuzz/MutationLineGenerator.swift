@@ -72,7 +72,10 @@ struct MutationLineGenerator {
     /// `text` as a JSON string, escaped the current line's way.
     private func string(_ text: String) -> String {
         switch escaping {
-        case .none: return String(decoding: JSONValue.string(text).jsonBytes, as: UTF8.self)
+        case .none:
+            // Most strings need no escape: quoted as they are, without a JSON writer.
+            if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C }) { return "\"" + text + "\"" }
+            return String(decoding: JSONValue.string(text).jsonBytes, as: UTF8.self)
         case .solidus: return String(decoding: JSONValue.string(text).jsonBytes.flatMap { $0 == 0x2F ? [0x5C, 0x2F] : [$0] }, as: UTF8.self)
         case .letters, .all:
             var out = "\""
