@@ -194,6 +194,30 @@ struct OutlineEditModelTests {
         #expect(outcome.warnings.map(\.code) == [.itemsAlreadyExisted])
         #expect(try model.dataSources["d"]!.snapshot.itemIdentifiers(inSection: "S1").isEmpty)
         #expect(try model.dataSources["d"]!.snapshot.itemIdentifiers(inSection: "S2") == ["flat", "c"])
+        // A row of another section cannot become a collapsed item (it would stay a row there).
+        _ = try apply(.edit(.appendItems([Item("r")], toSection: "S1")), model)
+        var collapsedRow = try SectionSnapshot(items: [Item("p")])
+        try collapsedRow.append([Item("r")], to: "p")
+        do {
+            _ = try apply(.replaceOutline(section: "S3", collapsedRow), model)
+            Issue.record("a collapsed item took a row of S1")
+        } catch {
+            #expect(error.code == .duplicateItem && error.message.contains("rows of section \"S1\""), "\(error.message)")
+        }
+        #expect(try model.dataSources["d"]!.snapshot.itemIdentifiers(inSection: "S1") == ["r"])
+        // Items of two other outlines: the error names the section of the outline's first one, whatever
+        // the order the outlines are held in (it was a dictionary's: a fuzzer's twin saw two messages).
+        _ = try apply(.replaceOutline(section: "S4", try SectionSnapshot(items: [Item("z")])), model)
+        for order in [["z", "a"], ["a", "z"]] {
+            let taking = try SectionSnapshot(items: order.map { Item($0) })
+            do {
+                _ = try apply(.replaceOutline(section: "S5", taking), model)
+                Issue.record("took items of S0 and S4")
+            } catch {
+                let holder = order[0] == "z" ? "S4" : "S0"
+                #expect(error.message.hasPrefix("Items \"\(order[0])\" are in the outline of section \"\(holder)\""), "\(error.message)")
+            }
+        }
         // Its own outline is replaced as ever.
         _ = try apply(.replaceOutline(section: "S0", try SectionSnapshot(items: [Item("b"), Item("a")])), model)
         #expect(model.dataSources["d"]!.outlines["S0"]!.items.map(\.id) == ["b", "a"])
