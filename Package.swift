@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "ListDurability",
             dependencies: [
-                "CSystemd", "ListEngine", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
+                "CSystemd", "DiffableCore", "ListEngine", "ListStore", "ListWire", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: requestPathSettings),

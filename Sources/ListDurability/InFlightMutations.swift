@@ -1,3 +1,4 @@
+import DiffableCore
 import ListEngine
 import ListWire
 import NIOCore
@@ -25,10 +26,8 @@ package struct InFlightMutations {
         package var undo: ChangeUndo?
     }
 
-    /// Oldest first, from `head` on (before it: durable, emptied, kept until compacted so that a
-    /// written group is removed from the front without moving the rest).
-    private var queue: [Pending?] = []
-    private var head = 0
+    /// Oldest first (a written group leaves from the front without moving the rest).
+    private var queue = FrontQueue<Pending>(keptCapacity: 1_024)
     private var perDataSource: [String: Int] = [:]
     private var registrationMutations = 0
     private var nextSequence = 0
@@ -38,12 +37,12 @@ package struct InFlightMutations {
 
     package init() {}
 
-    package var isEmpty: Bool { head == queue.count }
-    package var count: Int { queue.count - head }
+    package var isEmpty: Bool { queue.isEmpty }
+    package var count: Int { queue.count }
     /// The number of the newest mutation in flight.
-    package var newestSequence: Int? { isEmpty ? nil : queue[queue.count - 1]?.sequence }
+    package var newestSequence: Int? { queue.last?.sequence }
     /// The mutations in flight, oldest first.
-    package var pending: [Pending] { queue[head...].map { $0! } }
+    package var pending: [Pending] { queue.elements }
 
     /// Whether a mutation of the data source is in flight.
     package func contains(dataSource name: String) -> Bool { perDataSource[name] != nil }
@@ -69,19 +68,11 @@ package struct InFlightMutations {
     /// The oldest `count` mutations are durable: removes them, oldest first, giving each to `each`;
     /// returns the promises of `whenDurable` now due (to succeed).
     package mutating func removeDurable(_ count: Int, each: (consuming Pending) -> Void) -> [EventLoopPromise<Void>] {
-        for index in head..<head + count {
-            let pending = queue[index].take()!
+        for _ in 0..<count {
+            let pending = queue.popFirst()!
             track(pending, by: -1)
             durableSequence = pending.sequence
             each(pending)
-        }
-        head += count
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: queue.capacity <= 1_024)
-            head = 0
-        } else if head > 64, head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
         }
         guard !awaitingDurable.isEmpty else { return [] }
         let due = awaitingDurable.filter { $0.sequence <= durableSequence }.map(\.promise)
@@ -93,8 +84,7 @@ package struct InFlightMutations {
     /// `whenDurable` that will never be due (to fail).
     package mutating func removeAll() -> (undone: [Pending], waiting: [EventLoopPromise<Void>]) {
         let undone = pending
-        queue = []
-        head = 0
+        queue.removeAll()
         perDataSource = [:]
         registrationMutations = 0
         let waiting = awaitingDurable.map(\.promise)

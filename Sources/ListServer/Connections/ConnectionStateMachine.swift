@@ -1,3 +1,4 @@
+import DiffableCore
 import NIOCore
 
 /// The life of one client connection, without I/O (in the style of `FollowerStateMachine` and of
@@ -81,7 +82,8 @@ struct ConnectionStateMachine<Reply> {
     private(set) var requestWaiting = false
     /// The peer closed its sending side.
     private(set) var inputClosed = false
-    private var heldLines = HeldLines<ByteBuffer>()
+    /// Request lines that wait their turn (behind a waiting request, or while output is paused), in order.
+    private var heldLines = FrontQueue<ByteBuffer>()
     /// The `line-too-long` reply, when the overlong line came while lines were held: delivered after them.
     private var heldFinalReply: Reply?
     private var replies = ReplyQueue<Reply>()
@@ -104,7 +106,7 @@ struct ConnectionStateMachine<Reply> {
     /// Lines are held (behind a waiting request, or while output is paused).
     var isHoldingLines: Bool { requestWaiting || isOutputPaused || !heldLines.isEmpty }
     /// The request lines held, in order.
-    var heldRequestLines: [ByteBuffer] { heldLines.all }
+    var heldRequestLines: [ByteBuffer] { heldLines.elements }
     private var isToCloseWhenIdle: Bool {
         switch lifecycle {
         case .open: false

@@ -1,3 +1,4 @@
+import DiffableCore
 import ListDurability
 import ListWire
 
@@ -22,11 +23,10 @@ struct DurableReplies {
         var reply: CommandResult
     }
 
-    /// From `head` on (before it: released, emptied, kept until compacted).
-    private var queue: [Held?] = []
-    private var head = 0
+    /// In the order of the numbers.
+    private var queue = FrontQueue<Held>(keptCapacity: 1_024)
 
-    var isEmpty: Bool { head == queue.count }
+    var isEmpty: Bool { queue.isEmpty }
 
     /// Holds `reply` until the change numbered `number` is durable (numbers come in increasing order).
     mutating func hold(_ reply: CommandResult, number: Int, holder: any DurableReplyHolder, slot: Int?) {
@@ -36,17 +36,7 @@ struct DurableReplies {
     /// Removes and returns the replies whose changes are numbered up to `number`, oldest first.
     mutating func release(upTo number: Int) -> [Held] {
         var released: [Held] = []
-        while head < queue.count, let front = queue[head], front.number <= number {
-            released.append(queue[head].take()!)
-            head += 1
-        }
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: queue.capacity <= 1_024)
-            head = 0
-        } else if head > 64, head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
+        while let front = queue.first, front.number <= number { released.append(queue.popFirst()!) }
         return released
     }
 }
