@@ -269,6 +269,7 @@ public final class StateModel {
             outcome.retired = dataSource.snapshot
             dataSource.snapshot = new
         case .replaceOutline(let section, let outline):
+            try checkItemsHeldElsewhere(outline, section: section, in: dataSource)
             outcome = try replaceOutline(of: section, in: dataSource, limits: limits) { _ in outline }
         case .setExpansion(let section, let items, let expanded):
             outcome = try replaceOutline(of: section, in: dataSource, limits: limits) { current throws(WireError) in
@@ -322,33 +323,6 @@ public final class StateModel {
     ) throws(WireError) -> ChangeOutcome {
         let previous = dataSource.outline(of: section)
         let outline = try transform(previous)
-        // Outlines never share an item: one held by another section's outline (a row of it or a collapsed
-        // item) is moved with an outline verb, not taken here (its tree would keep it). Rows of sections
-        // without an outline are moved into place, as the snapshot's own edits move them.
-        // (Named deterministically: the other section holding the outline's first such item, and that
-        // section's items in the outline's order.)
-        let others = dataSource.outlines.filter { $0.key != section }
-        if !others.isEmpty, let (first, other) = outline.items.lazy.compactMap({ item in others.first { $0.value.contains(item.id) }.map { (item.id, $0.key) } }).first {
-            let held = others[other]!
-            let named = Array(outline.items.lazy.map(\.id).filter { held.contains($0) }.prefix(10))
-            throw WireError(
-                .duplicateItem,
-                "Items \(named.map { "\"\($0)\"" }.joined(separator: ", ")) are in the outline of section \"\(other)\": an item belongs to one "
-                    + "section's outline. Move \"\(first)\" there first (moveItem, or editSectionSnapshot of both sections).",
-                details: ["section": .string(other)])
-        }
-        // A row of another section moves into place only as a row: one the outline keeps collapsed would
-        // stay a row there too.
-        let hiddenRows = dataSource.snapshot.numberOfItems == 0 ? [] : Self.hiddenItems(of: outline).filter { id in
-            dataSource.snapshot.sectionIdentifier(containingItem: id).map { $0 != section } ?? false
-        }
-        if let first = hiddenRows.first, let other = dataSource.snapshot.sectionIdentifier(containingItem: first) {
-            throw WireError(
-                .duplicateItem,
-                "Items \(hiddenRows.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ")) are rows of section \"\(other)\"; the outline keeps "
-                    + "them collapsed, where they cannot be moved as rows. Delete them there first, or apply them visible.",
-                details: ["section": .string(other)])
-        }
         // Collapsed items are held too: the whole outline counts against the limits.
         try checkRoom(for: outline.count, in: dataSource, limits)
         var result = try snapshotOperation { () throws in
@@ -374,13 +348,6 @@ public final class StateModel {
         outcome.warnings = result.warnings
         outcome.changedUnseen = outlineChanged
         return outcome
-    }
-
-    /// The items an outline holds collapsed (not visible), in depth-first order.
-    private static func hiddenItems(of outline: SectionSnapshot) -> [String] {
-        guard outline.hiddenCount > 0 else { return [] }
-        let visible = Set(outline.visibleLevels.lazy.map(\.id))
-        return outline.items.lazy.map(\.id).filter { !visible.contains($0) }
     }
 
     /// Runs a snapshot operation, turning its errors into wire errors.
