@@ -188,23 +188,6 @@ package final class CommitPipeline {
     /// change in flight) and the error they fail with.
     package var numberedUndone: ((ClosedRange<Int>, WireError) -> Void)?
 
-    /// Hands a committed mutation's records to the writer, with what undoes it in memory; `done`
-    /// resolves with `nil` once they are durable, or with the error that undid them.
-    package func add(_ records: [StoreRecord], dataSource: String?, previousVersion: Int?, registrations: Bool, undo: ChangeUndo?)
-        -> Deferred<WireError?>
-    {
-        let done = Deferred<WireError?>()
-        if let unavailableReason {
-            // Not reachable in practice: `commit` refuses first. Kept so a record is never silently dropped.
-            done.resolve(WireError(.storageFailed, unavailableReason))
-            return done
-        }
-        inFlight.append(dataSource: dataSource, previousVersion: previousVersion, registrations: registrations, done: done, undo: undo)
-        for record in records { checkpoints.account(record) }
-        writer.add(records)
-        return done
-    }
-
     /// Stores a change the engine just committed (`StateEngine.commit` with `recordingUndo: true`): its
     /// records go to the writer with what undoes it. Returns what resolves once it is durable (`nil`) or
     /// with the error that undid it; for a change that changed nothing, what resolves once the changes
@@ -222,21 +205,33 @@ package final class CommitPipeline {
     package func add<Attachment>(_ applied: AppliedChange<Attachment>, of change: StateChange, numbered: Bool) -> Durability {
         let records = model.records(of: change, outcome: applied.outcome, event: applied.retainedEvent)
         if !records.isEmpty {
-            let name = change.dataSourceName
-            guard numbered, numberedDurable != nil, unavailableReason == nil else {
-                return .deferred(
-                    add(records, dataSource: name, previousVersion: applied.previousVersion, registrations: name == nil, undo: applied.outcome.undo))
+            if numbered, numberedDurable != nil, unavailableReason == nil {
+                return .numbered(hand(records, of: change, applied, done: nil))
             }
-            let number = inFlight.append(
-                dataSource: name, previousVersion: applied.previousVersion, registrations: name == nil, done: nil, undo: applied.outcome.undo)
-            for record in records { checkpoints.account(record) }
-            writer.add(records)
-            return .numbered(number)
+            let done = Deferred<WireError?>()
+            if let unavailableReason {
+                // Not reachable in practice: `commit` refuses first. Kept so a record is never silently dropped.
+                done.resolve(WireError(.storageFailed, unavailableReason))
+            } else {
+                hand(records, of: change, applied, done: done)
+            }
+            return .deferred(done)
         }
         guard applied.outcome.unchanged, mustPark(mutation: false) else { return .now }
         let answered = Deferred<WireError?>()
         park { answered.resolve(nil) }
         return .deferred(answered)
+    }
+
+    /// Puts a change's records in flight (with what undoes it in memory, and `done` unless it is
+    /// numbered) and hands them to the writer; returns the change's number.
+    @discardableResult
+    private func hand<Attachment>(_ records: [StoreRecord], of change: StateChange, _ applied: AppliedChange<Attachment>, done: Deferred<WireError?>?) -> Int {
+        let name = change.dataSourceName
+        let number = inFlight.append(dataSource: name, previousVersion: applied.previousVersion, registrations: name == nil, done: done, undo: applied.outcome.undo)
+        for record in records { checkpoints.account(record) }
+        writer.add(records)
+        return number
     }
 
     /// Whether a mutation of the data source is in flight (then what other instances committed waits).
