@@ -14,6 +14,9 @@ import NIOPosix
 /// So the writer never waits for the loop to hand a group over (a loop busy with a burst of requests
 /// does not leave the disk idle), and the loop never waits for the disk.
 ///
+/// After a write the next group may wait a little to grow (`GroupSizing`): at most one write's time,
+/// and only while more mutations than the open ones can still come back.
+///
 /// Other work for the store (checkpoints, backups, syncs, reloading after a failure) runs between two
 /// groups: while both groups and jobs wait, they alternate, so neither starves; jobs are expected to be
 /// short (a large checkpoint is written in several jobs).
@@ -45,9 +48,11 @@ package final class GroupWriter: @unchecked Sendable {
     private var paused = false
     private var stopping = false
     private var sleeping = false
+    private var sizing = GroupSizing()
 
-    /// `report` runs on `loop` after every group.
-    package init(store: Store, loop: EventLoop, report: @escaping @Sendable (Report) -> Void) {
+    /// `report` runs on `loop` after every group; `sizing` says how long a group may wait to grow.
+    package init(store: Store, loop: EventLoop, sizing: GroupSizing = GroupSizing(), report: @escaping @Sendable (Report) -> Void) {
+        self.sizing = sizing
         self.store = store
         self.loop = loop
         self.report = report
@@ -56,13 +61,13 @@ package final class GroupWriter: @unchecked Sendable {
     }
 
     /// Adds one mutation's records to the open group (from the event loop). A busy writer takes them
-    /// as soon as it is done; a sleeping one wakes at once (measured: waiting for the end of the loop's
-    /// turn made fewer, larger groups but no more throughput, and cost latency).
+    /// as soon as it is done; a sleeping one wakes at once, unless it waits for the group to grow
+    /// (`GroupSizing`) and this mutation does not complete it.
     package func add(_ records: [StoreRecord]) {
         condition.lock()
         open.append(contentsOf: records)
         openMutations += 1
-        let wake = sleeping
+        let wake = sleeping && sizing.completes(open: openMutations)
         condition.unlock()
         if wake { condition.signal() }
     }
@@ -135,9 +140,27 @@ package final class GroupWriter: @unchecked Sendable {
     private func run() {
         var jobTurn = false
         var idleDone = true
+        /// The last group's size, duration and end, until the sizing of the next one is known.
+        var lastWrite: (mutations: Int, took: UInt64, end: UInt64)?
         while true {
             condition.lock()
-            while (paused || open.isEmpty) && jobs.isEmpty && !stopping {
+            if let last = lastWrite {
+                sizing.written(last.mutations, took: last.took, open: openMutations, now: last.end)
+                lastWrite = nil
+            }
+            while jobs.isEmpty && !stopping {
+                if !paused {
+                    let now = monotonicNanoseconds()
+                    if !sizing.waits(open: openMutations, now: now) {
+                        if !open.isEmpty { break }  // a group to write
+                    } else {
+                        // The group may still grow: wait for it (an `add` that completes it wakes us).
+                        sleeping = true
+                        condition.wait(until: sizing.deadline)
+                        sleeping = false
+                        continue
+                    }
+                }
                 if !idleDone {
                     // Nothing waits: the store's own upkeep, once per idle spell.
                     idleDone = true
@@ -146,22 +169,26 @@ package final class GroupWriter: @unchecked Sendable {
                     condition.lock()
                     continue
                 }
+                sizing.stopWaiting()
                 sleeping = true
                 condition.wait()
                 sleeping = false
             }
-            let groupWaits = !paused && !open.isEmpty
+            // A group still growing lets a waiting job go first (stopping, it is written as it is).
+            let groupWaits = !paused && !open.isEmpty && (stopping || !sizing.waits(open: openMutations, now: monotonicNanoseconds()))
             if groupWaits && (!jobTurn || jobs.isEmpty) {
                 let records = open
                 let mutations = openMutations
                 open = []
                 openMutations = 0
                 condition.unlock()
-                let start = ContinuousClock.now
+                let start = monotonicNanoseconds()
                 let result: Result<Duration, Error>
                 do {
                     try store.write(records)
-                    result = .success(ContinuousClock.now - start)
+                    let end = monotonicNanoseconds()
+                    lastWrite = (mutations, end - start, end)
+                    result = .success(.nanoseconds(Int64(end - start)))
                 } catch {
                     result = .failure(error)
                     condition.lock()
@@ -186,6 +213,13 @@ package final class GroupWriter: @unchecked Sendable {
     }
 }
 
+/// The monotonic clock (`CLOCK_MONOTONIC`, the clock of `WriterCondition`'s timed wait), in nanoseconds.
+private func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
 /// A mutex with one condition variable.
 private final class WriterCondition: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -193,7 +227,11 @@ private final class WriterCondition: @unchecked Sendable {
 
     package init() {
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(variable, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(variable, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -208,4 +246,9 @@ private final class WriterCondition: @unchecked Sendable {
     /// Waits for a signal; the mutex must be held (and is held again on return).
     package func wait() { pthread_cond_wait(variable, mutex) }
     package func signal() { pthread_cond_signal(variable) }
+    /// Waits for a signal or until `deadline` (monotonic nanoseconds); the mutex must be held.
+    package func wait(until deadline: UInt64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(variable, mutex, &time)
+    }
 }

@@ -21,10 +21,10 @@ private final class WriterUnderTest: @unchecked Sendable {
     let writer: GroupWriter
     private let reports = NIOLockedValueBox<[GroupWriter.Report]>([])
 
-    init() throws {
+    init(sizing: GroupSizing = GroupSizing()) throws {
         store = try FaultInjectingStore()
         let reports = self.reports
-        writer = GroupWriter(store: store, loop: group.next()) { report in reports.withLockedValue { $0.append(report) } }
+        writer = GroupWriter(store: store, loop: group.next(), sizing: sizing) { report in reports.withLockedValue { $0.append(report) } }
     }
 
     /// Each report as "mutations/records ok" or "mutations/records failed".
@@ -69,6 +69,43 @@ struct GroupWriterTests {
         try subject.stop()
     }
 
+    /// After a group of several, the next waits for as many to come back (here without a deadline in
+    /// sight), but never for more than can: a group of one is written at once.
+    @Test func theNextGroupWaitsToGrow() throws {
+        let subject = try WriterUnderTest(sizing: GroupSizing(shortestWait: 600_000_000_000, longestWait: 600_000_000_000))
+        subject.store.holdWrites()
+        subject.writer.add(mutation("a"))
+        try waitUntil("the first write") { subject.store.calls(.write) == 1 }
+        subject.writer.add(mutation("b"))
+        subject.writer.add(mutation("c"))
+        subject.store.releaseWrites()
+        try waitUntil("two reports") { subject.written.count == 2 }
+        #expect(subject.written == ["1/1 ok", "2/2 ok"], "two were open: the group of one could grow to two at most")
+        subject.writer.add(mutation("d"))
+        let job = subject.writer.perform { [store = subject.store] in store.groups.count }
+        #expect(try job.waitBounded() == 2, "a job runs while the group grows")
+        subject.writer.add(mutation("e"))
+        try waitUntil("the third report") { subject.written.count == 3 }
+        #expect(subject.written == ["1/1 ok", "2/2 ok", "2/2 ok"])
+        try subject.stop()
+    }
+
+    /// A group that cannot grow in time is written at the deadline.
+    @Test func aGroupIsWrittenAtTheDeadline() throws {
+        let subject = try WriterUnderTest(sizing: GroupSizing(shortestWait: 20_000_000, longestWait: 20_000_000))
+        subject.store.holdWrites()
+        subject.writer.add(mutation("a"))
+        try waitUntil("the first write") { subject.store.calls(.write) == 1 }
+        subject.writer.add(mutation("b"))
+        subject.writer.add(mutation("c"))
+        subject.store.releaseWrites()
+        try waitUntil("two reports") { subject.written.count == 2 }
+        subject.writer.add(mutation("d"))
+        try waitUntil("the third report") { subject.written.count == 3 }
+        #expect(subject.written == ["1/1 ok", "2/2 ok", "1/1 ok"])
+        try subject.stop()
+    }
+
     /// After a failed write the writer takes no group until `resume()`; jobs still run; what was open
     /// can be discarded (its undo covers it).
     @Test func afterAFailedWriteNoGroupIsTakenUntilResumed() throws {
@@ -92,7 +129,8 @@ struct GroupWriterTests {
     /// Jobs run between two groups: while both wait they alternate, so neither starves; a job in steps
     /// lets groups through between its steps.
     @Test func jobsRunBetweenGroups() throws {
-        let subject = try WriterUnderTest()
+        // No group waits to grow here (a growing group lets jobs go first).
+        let subject = try WriterUnderTest(sizing: GroupSizing(shortestWait: 0, longestWait: 0))
         subject.store.holdWrites()
         subject.writer.add(mutation("a"))
         try waitUntil("the first write") { subject.store.calls(.write) == 1 }
