@@ -140,14 +140,8 @@ package final class GroupWriter: @unchecked Sendable {
     private func run() {
         var jobTurn = false
         var idleDone = true
-        /// The last group's size, duration and end, until the sizing of the next one is known.
-        var lastWrite: (mutations: Int, took: UInt64, end: UInt64)?
         while true {
             condition.lock()
-            if let last = lastWrite {
-                sizing.written(last.mutations, took: last.took, open: openMutations, now: last.end)
-                lastWrite = nil
-            }
             while jobs.isEmpty && !stopping {
                 if !paused {
                     let now = monotonicNanoseconds()
@@ -187,7 +181,10 @@ package final class GroupWriter: @unchecked Sendable {
                 do {
                     try store.write(records)
                     let end = monotonicNanoseconds()
-                    lastWrite = (mutations, end - start, end)
+                    // Sized before the report: what comes back once it is out is not open yet.
+                    condition.lock()
+                    sizing.written(mutations, took: end - start, open: openMutations, now: end)
+                    condition.unlock()
                     result = .success(.nanoseconds(Int64(end - start)))
                 } catch {
                     result = .failure(error)
