@@ -82,11 +82,21 @@ public struct JSONWriter: Sendable {
     /// Writes a member name known when the program is built: its bytes as they are (a name that needs
     /// escaping must go through `key(_:)`). The value written next belongs to it.
     public mutating func key(literal name: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let comma = needsComma()
+        // `,"name":` in one append (each append checks the buffer's uniqueness and capacity).
+        let count = name.utf8CodeUnitCount
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count + 4) { member in
+            var end = 0
+            if comma {
+                member[0] = UInt8(ascii: ",")
+                end = 1
+            }
+            member[end] = UInt8(ascii: "\"")
+            (member.baseAddress! + end + 1).update(from: name.utf8Start, count: count)
+            member[end + 1 + count] = UInt8(ascii: "\"")
+            member[end + 2 + count] = UInt8(ascii: ":")
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: member[..<(end + 3 + count)]))
+        }
         afterKey = true
     }
 
@@ -95,13 +105,19 @@ public struct JSONWriter: Sendable {
 
     /// Adds the comma between members or elements, and marks the container as non-empty.
     private mutating func separate() {
+        if needsComma() { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    /// Whether the next member or element takes a comma before it (the caller writes it); marks the
+    /// container as non-empty.
+    private mutating func needsComma() -> Bool {
         if afterKey {
             afterKey = false
-            return
+            return false
         }
-        guard depth > 0 else { return }
-        if commaBits & 1 != 0 { bytes.append(UInt8(ascii: ",")) }
-        commaBits |= 1
+        guard depth > 0 else { return false }
+        defer { commaBits |= 1 }
+        return commaBits & 1 != 0
     }
 
     // MARK: Scalars

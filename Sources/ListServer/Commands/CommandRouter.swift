@@ -144,8 +144,9 @@ struct CommandRouter: RequestRunner {
                     return waitForVersion(wanted, of: name, request: request, line: line, connection: connection)
                 }
             }
-            let execution = try command.execute(&arguments, context, command)
-            return Self.outcome(id: request.echoedID, execution, scratch: &connection.replyScratch)
+            var execution = try command.execute(&arguments, context, command)
+            Self.encodeReply(id: request.echoedID, of: &execution, scratch: &connection.replyScratch)
+            return execution
         } catch {
             return fail(id: request.echoedID, error, connection: connection)
         }
@@ -284,44 +285,50 @@ struct CommandRouter: RequestRunner {
         return done
     }
 
-    /// The reply envelope around an execution's result.
+    /// Puts the reply envelope around an execution's result, in place: its reply becomes the encoded
+    /// line (a failure: the error line, alone; a result that finishes later: one that encodes what it
+    /// finishes with). In place, so the result (its event, its actions) is not copied per request.
     /// `scratch`: an empty buffer to write the reply into (the connection's, given back once the reply is
     /// written: no allocation per reply).
-    private static func outcome(id: EchoedID?, _ execution: CommandResult, scratch: inout [UInt8]) -> CommandResult {
-        if let failure = execution.failure { return CommandResult(reply: .encoded(CommandResult.errorLine(id: id, failure))) }
+    private static func encodeReply(id: EchoedID?, of execution: inout CommandResult, scratch: inout [UInt8]) {
+        if case .failure(let failure) = execution.reply {
+            execution = CommandResult(reply: .encoded(CommandResult.errorLine(id: id, failure)))
+            return
+        }
         if let deferred = execution.deferred {
             // Resolves later (into an execution that may wait in turn, e.g. for its change to be stored).
-            return CommandResult(
+            execution = CommandResult(
                 reply: .encoded([]),
                 deferred: deferred.map {
+                    var resolved = $0
                     var fresh: [UInt8] = []
-                    return outcome(id: id, $0, scratch: &fresh)
+                    encodeReply(id: id, of: &resolved, scratch: &fresh)
+                    return resolved
                 }, awaitsStorage: execution.awaitsStorage)
+            return
         }
-        do {
-            var buffer: [UInt8] = []
-            swap(&buffer, &scratch)
-            var writer = JSONWriter(reusing: consume buffer)
-            writer.beginObject()
-            if let id {
-                writer.key(literal: "id")
-                writer.echoedID(id)
-            }
-            writer.key(literal: "ok")
-            writer.bool(true)
-            writer.key(literal: "result")
-            writer.beginObject()
-            switch execution.reply {
-            case .members(let members): members(&writer)
-            case .mutation(let reply): reply.write(into: &writer)
-            case .failure, .encoded: break
-            }
-            writer.endObject()
-            writer.endObject()
-            var encoded = CommandResult(reply: .encoded(writer.bytes), broadcast: execution.broadcast, afterReply: execution.afterReply)
-            if let number = execution.awaited?.number { encoded.awaited = AwaitedDurability(number: number, id: id) }
-            return encoded
+        var buffer: [UInt8] = []
+        swap(&buffer, &scratch)
+        var writer = JSONWriter(reusing: consume buffer)
+        writer.beginObject()
+        if let id {
+            writer.key(literal: "id")
+            writer.echoedID(id)
         }
+        writer.key(literal: "ok")
+        writer.bool(true)
+        writer.key(literal: "result")
+        writer.beginObject()
+        switch execution.reply {
+        case .members(let members): members(&writer)
+        case .mutation(let reply): reply.write(into: &writer)
+        case .failure, .encoded: break
+        }
+        writer.endObject()
+        writer.endObject()
+        execution.reply = .encoded(writer.bytes)
+        execution.awaitsStorage = false
+        if execution.awaited != nil { execution.awaited?.id = id }
     }
 
     /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)

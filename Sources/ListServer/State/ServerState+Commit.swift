@@ -69,13 +69,13 @@ extension ServerState {
         let durability = followed ? .now : storage.pipeline?.add(applied, of: change, numbered: storage.follower == nil) ?? .now
         var published = result(applied)
         if !applied.outcome.unchanged {  // else nothing was stored and nothing is sent
-            // What publishing takes goes first; the command's own actions after it.
-            let commandActions = published.afterReply
-            published.afterReply = []
+            // What publishing takes goes first; the command's own actions (rare) after it.
+            var commandActions: [() -> Void] = []
+            if !published.afterReply.isEmpty { swap(&commandActions, &published.afterReply) }
             preparePublication(
                 of: change, applied, retired: retired, storedEvent: storedEvent, animatingDifferences: animatingDifferences, allocator: allocator,
                 into: &published)
-            published.afterReply += commandActions
+            if !commandActions.isEmpty { published.afterReply += commandActions }
         }
         switch durability {
         case .now:
