@@ -37,9 +37,9 @@ public enum ViewEvent {
         writer.key(literal: "version")
         writer.int(version)
         writer.key(literal: "changes")
-        let start = writer.bytes.count
+        let start = writer.count
         writer.changes(changes, reloadData: reloadData, animatingDifferences: animatingDifferences)
-        let end = writer.bytes.count
+        let end = writer.count
         writer.endObject()
         return (writer.bytes, start..<end)
     }

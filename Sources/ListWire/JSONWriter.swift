@@ -11,7 +11,11 @@ import DiffableCore
 /// writer.bytes   // {"ok":true}
 /// ```
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    /// The bytes written, then zeros to the end of the storage: a write stores into place (one
+    /// uniqueness check, no append of each piece); `bytes` trims the zeros.
+    private var storage: [UInt8]
+    /// The number of bytes written.
+    public private(set) var count = 0
     /// Whether the next member or element needs a comma before it, per open container: one bit per
     /// level for the innermost 64 (no allocation), the levels beyond in `deeperNeedsComma`.
     private var commaBits: UInt64 = 0
@@ -19,40 +23,93 @@ public struct JSONWriter: Sendable {
     private var deeperNeedsComma: [Bool] = []
 
     public init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: max(capacity, 16))
     }
 
     /// A writer into `buffer`'s storage (emptied, its capacity kept; without a copy when nothing else
     /// holds it): a caller that writes line after line hands each one's bytes back as the next buffer
     /// and allocates nothing per line.
     public init(reusing buffer: consuming [UInt8]) {
-        bytes = consume buffer
-        bytes.removeAll(keepingCapacity: true)
-        if bytes.capacity == 0 { bytes.reserveCapacity(128) }
+        storage = consume buffer
+        storage.removeAll(keepingCapacity: true)
+        // Zeros up to the capacity (at most 4 KiB of them: a buffer that once held a long line is not
+        // cleared whole for every short one; it is zeroed further as the line grows).
+        storage.append(contentsOf: repeatElement(0, count: max(128, min(storage.capacity, 4_096))))
+    }
+
+    /// The bytes written (the writer may go on writing after it: the next write copies them first
+    /// when the caller still holds them).
+    public var bytes: [UInt8] {
+        mutating get {
+            if storage.count != count { storage.removeLast(storage.count - count) }
+            return storage
+        }
+    }
+
+    // MARK: Writing in place
+
+    /// Makes room for `more` bytes after the written ones.
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        if count + more > storage.count { grow(to: count + more) }
+    }
+
+    /// Extends the zeros to at least `size` bytes, doubling the storage (so a long line costs linear time).
+    @inline(never)
+    private mutating func grow(to size: Int) {
+        storage.append(contentsOf: repeatElement(0, count: max(size, 2 * storage.count, 64) - storage.count))
+    }
+
+    /// Writes `length` bytes in place: `body` stores them from the pointer it is given (room reserved).
+    @inline(__always)
+    private mutating func write(_ length: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Void) {
+        reserve(length)
+        let start = count
+        storage.withUnsafeMutableBufferPointer { buffer in body(buffer.baseAddress! + start) }
+        count += length
+    }
+
+    /// Writes one byte.
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        write(1) { $0.pointee = byte }
+    }
+
+    /// Writes the bytes of `source`.
+    @inline(__always)
+    private mutating func put(_ source: UnsafeRawBufferPointer) {
+        guard let base = source.baseAddress, source.count > 0 else { return }
+        write(source.count) { UnsafeMutableRawPointer($0).copyMemory(from: base, byteCount: source.count) }
+    }
+
+    /// Writes the bytes of a literal.
+    @inline(__always)
+    private mutating func put(_ literal: StaticString) {
+        put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     // MARK: Containers
 
     public mutating func beginObject() {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        put(UInt8(ascii: "{"))
         open()
     }
 
     public mutating func endObject() {
         close()
-        bytes.append(UInt8(ascii: "}"))
+        put(UInt8(ascii: "}"))
     }
 
     public mutating func beginArray() {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        put(UInt8(ascii: "["))
         open()
     }
 
     public mutating func endArray() {
         close()
-        bytes.append(UInt8(ascii: "]"))
+        put(UInt8(ascii: "]"))
     }
 
     /// Enters a container (that needs no comma before its first member).
@@ -75,27 +132,22 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ name: String) {
         separate()
         writeQuoted(name)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         afterKey = true
     }
 
     /// Writes a member name known when the program is built: its bytes as they are (a name that needs
     /// escaping must go through `key(_:)`). The value written next belongs to it.
     public mutating func key(literal name: StaticString) {
-        let comma = needsComma()
-        // `,"name":` in one append (each append checks the buffer's uniqueness and capacity).
-        let count = name.utf8CodeUnitCount
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count + 4) { member in
-            var end = 0
-            if comma {
-                member[0] = UInt8(ascii: ",")
-                end = 1
-            }
-            member[end] = UInt8(ascii: "\"")
-            (member.baseAddress! + end + 1).update(from: name.utf8Start, count: count)
-            member[end + 1 + count] = UInt8(ascii: "\"")
-            member[end + 2 + count] = UInt8(ascii: ":")
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: member[..<(end + 3 + count)]))
+        let comma = needsComma() ? 1 : 0
+        // `,"name":` in one write.
+        let length = name.utf8CodeUnitCount
+        write(comma + length + 3) { member in
+            if comma == 1 { member[0] = UInt8(ascii: ",") }
+            member[comma] = UInt8(ascii: "\"")
+            (member + comma + 1).update(from: name.utf8Start, count: length)
+            member[comma + 1 + length] = UInt8(ascii: "\"")
+            member[comma + 2 + length] = UInt8(ascii: ":")
         }
         afterKey = true
     }
@@ -105,7 +157,7 @@ public struct JSONWriter: Sendable {
 
     /// Adds the comma between members or elements, and marks the container as non-empty.
     private mutating func separate() {
-        if needsComma() { bytes.append(UInt8(ascii: ",")) }
+        if needsComma() { put(UInt8(ascii: ",")) }
     }
 
     /// Whether the next member or element takes a comma before it (the caller writes it); marks the
@@ -124,18 +176,18 @@ public struct JSONWriter: Sendable {
 
     public mutating func null() {
         separate()
-        bytes.append(contentsOf: "null".utf8)
+        put("null")
     }
 
     public mutating func bool(_ value: Bool) {
         separate()
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        if value { put("true") } else { put("false") }
     }
 
     public mutating func int(_ value: Int) {
         separate()
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            put(UInt8(ascii: "0") + UInt8(value))
             return
         }
         // The digits backwards into a fixed buffer, then appended in order (no String made).
@@ -152,16 +204,17 @@ public struct JSONWriter: Sendable {
                 start -= 1
                 buffer[start] = UInt8(ascii: "-")
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            put(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 
     public mutating func double(_ value: Double) {
         separate()
         if value.isFinite {
-            bytes.append(contentsOf: value.description.utf8)
+            var text = value.description
+            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
         } else {
-            bytes.append(contentsOf: "null".utf8)  // JSON has no infinities or NaN
+            put("null")  // JSON has no infinities or NaN
         }
     }
 
@@ -229,12 +282,12 @@ public struct JSONWriter: Sendable {
 
     public mutating func raw(_ json: [UInt8]) {
         separate()
-        bytes.append(contentsOf: json)
+        json.withUnsafeBytes { put($0) }
     }
 
     public mutating func raw(_ json: ArraySlice<UInt8>) {
         separate()
-        bytes.append(contentsOf: json)
+        json.withUnsafeBytes { put($0) }
     }
 
     // MARK: Strings
@@ -242,31 +295,41 @@ public struct JSONWriter: Sendable {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private mutating func writeQuoted(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
+            let needsEscape = utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            guard needsEscape else {
+                // The common case: the quoted text in one write.
+                write(utf8.count + 2) { out in
+                    out[0] = UInt8(ascii: "\"")
+                    if let base = utf8.baseAddress { (out + 1).update(from: base, count: utf8.count) }
+                    out[utf8.count + 1] = UInt8(ascii: "\"")
+                }
+                return
+            }
+            put(UInt8(ascii: "\""))
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                put(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[runStart..<index])))
                 runStart = index + 1
-                bytes.append(UInt8(ascii: "\\"))
+                put(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
+                case UInt8(ascii: "\""): put(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): put(UInt8(ascii: "\\"))
+                case 0x0A: put(UInt8(ascii: "n"))
+                case 0x0D: put(UInt8(ascii: "r"))
+                case 0x09: put(UInt8(ascii: "t"))
                 default:
-                    bytes.append(contentsOf: "u00".utf8)
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                    put("u00")
+                    put(Self.hexDigits[Int(byte >> 4)])
+                    put(Self.hexDigits[Int(byte & 0xF)])
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            put(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[runStart...])))
+            put(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }
 
