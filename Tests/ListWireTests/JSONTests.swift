@@ -153,6 +153,33 @@ struct JSONTests {
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"id":7,"ok":true,"result":{"list":["a\n",{},0.5,null]}}"#)
     }
 
+    /// The writer stores in place: it grows past its capacity, its bytes can be read mid-line and the
+    /// writing goes on (what was read stays as it was), and a reused buffer (short or long) starts empty.
+    @Test func writerGrowsAndIsReadMidLine() {
+        var writer = JSONWriter(capacity: 1)
+        writer.beginArray()
+        let long = String(repeating: "x", count: 5_000)
+        writer.string(long)
+        writer.key(literal: "ignored-in-arrays-but-written")
+        let middle = writer.bytes
+        #expect(middle.count == writer.count)
+        #expect(middle.count == 1 + 5_002 + 33)
+        writer.int(-1234567890)
+        writer.endArray()
+        #expect(Array(writer.bytes.prefix(middle.count)) == middle, "the bytes read before are kept")
+        #expect(middle.last == UInt8(ascii: ":"), "what was read is not changed by later writes")
+        #expect(writer.bytes.suffix(12) == Array(",-1234567890]".utf8).suffix(12))
+        for previous in [[UInt8](), Array(repeating: 7, count: 10), [UInt8](repeating: 9, count: 100_000)] {
+            var reused = JSONWriter(reusing: previous)
+            #expect(reused.count == 0)
+            reused.beginObject()
+            reused.key(literal: "a")
+            reused.string("q\"\u{01}")
+            reused.endObject()
+            #expect(String(decoding: reused.bytes, as: UTF8.self) == #"{"a":"q\"\u0001"}"#)
+        }
+    }
+
     private func randomValue(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
         let strings = ["", "a", "감기", "😀", "quote\"back\\slash", "ctl\u{01}\u{1F}\n", "é"]
         switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &random) {
