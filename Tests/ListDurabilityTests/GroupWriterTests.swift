@@ -41,6 +41,17 @@ private final class WriterUnderTest: @unchecked Sendable {
         }
     }
 
+    /// Writes "a" alone, with "b" and "c" added meanwhile (the next group), and waits for both reports.
+    func writeAGroupOfOneThenOfTwo() throws {
+        store.holdWrites()
+        writer.add(mutation("a"))
+        try waitUntil("the first write") { store.calls(.write) == 1 }
+        writer.add(mutation("b"))
+        writer.add(mutation("c"))
+        store.releaseWrites()
+        try waitUntil("two reports") { written.count == 2 }
+    }
+
     /// The names of the data sources the store holds.
     func stored() throws -> [String] { try store.inner.load().dataSources.map(\.name).sorted() }
 
@@ -73,13 +84,7 @@ struct GroupWriterTests {
     /// sight), but never for more than can: a group of one is written at once.
     @Test func theNextGroupWaitsToGrow() throws {
         let subject = try WriterUnderTest(sizing: GroupSizing(shortestWait: 600_000_000_000, longestWait: 600_000_000_000))
-        subject.store.holdWrites()
-        subject.writer.add(mutation("a"))
-        try waitUntil("the first write") { subject.store.calls(.write) == 1 }
-        subject.writer.add(mutation("b"))
-        subject.writer.add(mutation("c"))
-        subject.store.releaseWrites()
-        try waitUntil("two reports") { subject.written.count == 2 }
+        try subject.writeAGroupOfOneThenOfTwo()
         #expect(subject.written == ["1/1 ok", "2/2 ok"], "two were open: the group of one could grow to two at most")
         subject.writer.add(mutation("d"))
         let job = subject.writer.perform { [store = subject.store] in store.groups.count }
@@ -93,13 +98,7 @@ struct GroupWriterTests {
     /// A group that cannot grow in time is written at the deadline.
     @Test func aGroupIsWrittenAtTheDeadline() throws {
         let subject = try WriterUnderTest(sizing: GroupSizing(shortestWait: 20_000_000, longestWait: 20_000_000))
-        subject.store.holdWrites()
-        subject.writer.add(mutation("a"))
-        try waitUntil("the first write") { subject.store.calls(.write) == 1 }
-        subject.writer.add(mutation("b"))
-        subject.writer.add(mutation("c"))
-        subject.store.releaseWrites()
-        try waitUntil("two reports") { subject.written.count == 2 }
+        try subject.writeAGroupOfOneThenOfTwo()
         subject.writer.add(mutation("d"))
         try waitUntil("the third report") { subject.written.count == 3 }
         #expect(subject.written == ["1/1 ok", "2/2 ok", "1/1 ok"])
