@@ -328,7 +328,7 @@ struct CommandRouter: RequestRunner {
         writer.endObject()
         execution.reply = .encoded(writer.bytes)
         execution.awaitsStorage = false
-        if execution.awaited != nil { execution.awaited?.id = id }
+        execution.awaited?.id = id
     }
 
     /// The error reply, counted; refusals by the access policy or a per-user quota are logged (notice)
