@@ -254,16 +254,28 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         return stored
     }
 
+    /// Writes `records` in one transaction, in two round trips when they are all changes (the usual
+    /// group): one pipeline (libpq's pipeline mode) begins the transaction, learns its id, moves each data
+    /// source's version and inserts the change rows, all with statements prepared once per connection;
+    /// then the commit. Other records (a create, drop, checkpoint or registration) go in order between
+    /// the changes, a statement at a time.
     public func write(_ records: [StoreRecord]) throws(StorageError) {
         try ensureConnected()
         let transactionID: Int
         do throws(StorageError) {
-            // The transaction's id (one round trip with BEGIN), to learn its outcome should the commit be cut off.
-            let begun = try connection.execute("BEGIN; SELECT txid_current()")
-            guard let id = Int(begun.text(0, 0)) else { throw StorageError(.io, "\(displayName): txid_current() gave no transaction id.") }
-            transactionID = id
-            var changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)] = []
-            for record in records {
+            let leading = records.prefix { if case .change = $0 { true } else { false } }
+            var statements = [PostgresStatement(sql: "BEGIN"), PostgresStatement(sql: "SELECT txid_current()")]
+            let moves = try changeStatements(Self.changes(leading), into: &statements)
+            let begun = try connection.pipeline(statements)
+            // The transaction's id, to learn its outcome should the commit be cut off.
+            guard let txid = begun.results[1], txid.rowCount == 1, !txid.isNull(0, 0) else {
+                throw begun.firstError ?? StorageError(.io, "\(displayName): txid_current() gave no transaction id.")
+            }
+            transactionID = txid.int(0, 0)
+            try checkMoved(moves, begun, at: 2)
+            if let error = begun.firstError { throw error }
+            var changes: [LoggedChange] = []
+            for record in records.dropFirst(leading.count) {
                 if case .change(let name, let version, let operation, let changed) = record {
                     changes.append((name, version, operation, changed))
                     continue
@@ -291,18 +303,48 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
         }
     }
 
-    /// Change rows per statement (4 parameters each, within PostgreSQL's 65,535).
+    /// A change as the log stores it.
+    typealias LoggedChange = (name: String, version: Int, operation: [UInt8], changes: [UInt8]?)
+
+    /// The changes among `records`.
+    private static func changes(_ records: some Collection<StoreRecord>) -> [LoggedChange] {
+        records.compactMap { record in
+            guard case .change(let name, let version, let operation, let changed) = record else { return nil }
+            return (name, version, operation, changed)
+        }
+    }
+
+    /// Change rows per insert (its arrays stay well within a message's size).
     static let rowsPerInsert = 1_000
 
-    /// Moves each data source's `version` on, from exactly the version before the first change (the
-    /// update takes the row's lock, so writers of one data source commit one after the other), then
-    /// inserts the change rows (as few statements as possible). Versions stay contiguous, and a write
-    /// that does not continue the stored version (another writer got there first) stores nothing.
-    ///
-    /// - Throws: `StorageError` (`conflict`) naming the data source and both versions.
-    private func insert(_ changes: [(name: String, version: Int, operation: [UInt8], changes: [UInt8]?)]) throws(StorageError) {
+    /// A data source's version move: which source, and the version it moves on from.
+    private struct VersionMove {
+        var id: Int
+        var name: String
+        var from: Int
+    }
+
+    /// Stores `changes` in the transaction open on the connection, in one round trip
+    /// (`changeStatements`).
+    private func insert(_ changes: [LoggedChange]) throws(StorageError) {
         guard !changes.isEmpty else { return }
+        var statements: [PostgresStatement] = []
+        let moves = try changeStatements(changes, into: &statements)
+        let results = try connection.pipeline(statements)
+        try checkMoved(moves, results, at: 0)
+        if let error = results.firstError { throw error }
+    }
+
+    /// Appends the statements that store `changes`: each data source's `version` moves on from exactly
+    /// the version before its first change (the update takes the row's lock, so writers of one data
+    /// source commit one after the other, and the other instances learn of the new version once the
+    /// transaction commits), then the change rows go in, one insert per `rowsPerInsert` rows. Both
+    /// statements are prepared once per connection. Returns the moves, whose statements come first,
+    /// in order (`checkMoved`).
+    private func changeStatements(_ changes: [LoggedChange], into statements: inout [PostgresStatement]) throws(StorageError) -> [VersionMove] {
+        guard !changes.isEmpty else { return [] }
         var ids: [Int] = []
+        ids.reserveCapacity(changes.count)
         var range: [Int: (oldest: Int, newest: Int, name: String)] = [:]
         for change in changes {
             let id = try sourceID(of: change.name)
@@ -313,32 +355,47 @@ public final class PostgresStore: SharedStore, @unchecked Sendable {
                 range[id] = (change.version, change.version, change.name)
             }
         }
+        var moves: [VersionMove] = []
         for (id, versions) in range.sorted(by: { $0.key < $1.key }) {  // in id order: no deadlock between writers
-            // The other instances learn of the new version once the transaction commits.
-            let moved = try connection.query(
-                "UPDATE listd_data_sources SET version = $2 WHERE id = $1 AND version = $3 RETURNING pg_notify('\(Self.channel)', $4)",
-                [.integer(id), .integer(versions.newest), .integer(versions.oldest - 1), .text(notice(changed: versions.name, version: versions.newest))])
-            guard moved.affectedRows == 1 else {
-                let stored = try connection.query("SELECT version FROM listd_data_sources WHERE id = $1", [.integer(id)])
-                throw StorageError(
-                    .conflict,
-                    "\(displayName): data source \"\(versions.name)\" is at version \(stored.rowCount == 1 ? String(stored.int(0, 0)) : "?") in the database, not \(versions.oldest - 1): another writer changed it.")
-            }
+            moves.append(VersionMove(id: id, name: versions.name, from: versions.oldest - 1))
+            statements.append(
+                PostgresStatement(
+                    sql: "UPDATE listd_data_sources SET version = $2 WHERE id = $1 AND version = $3 RETURNING pg_notify('\(Self.channel)', $4)",
+                    parameters: [
+                        .integer(id), .integer(versions.newest), .integer(versions.oldest - 1), .text(notice(changed: versions.name, version: versions.newest)),
+                    ],
+                    preparedName: "listd_move_version"))
         }
         var start = 0
         while start < changes.count {
-            let end = min(changes.count, start + Self.rowsPerInsert)
-            var sql = "INSERT INTO listd_change_log(source, version, operation, changes) VALUES "
-            var parameters: [PostgresValue] = []
-            parameters.reserveCapacity((end - start) * 4)
-            for offset in 0..<(end - start) {
-                let change = changes[start + offset]
-                let first = offset * 4
-                sql += (offset == 0 ? "" : ",") + "($\(first + 1),$\(first + 2),$\(first + 3),$\(first + 4))"
-                parameters += [.integer(ids[start + offset]), .integer(change.version), .bytes(change.operation), change.changes.map { .bytes($0) } ?? .null]
-            }
-            try connection.query(sql, parameters)
-            start = end
+            let rows = start..<min(changes.count, start + Self.rowsPerInsert)
+            statements.append(
+                PostgresStatement(
+                    sql: "INSERT INTO listd_change_log(source, version, operation, changes) SELECT * FROM unnest($1::int8[], $2::int8[], $3::bytea[], $4::bytea[])",
+                    parameters: [
+                        .integers(Array(ids[rows])), .integers(rows.map { changes[$0].version }), .byteArrays(rows.map { changes[$0].operation }),
+                        .byteArrays(rows.map { changes[$0].changes }),
+                    ],
+                    preparedName: "listd_log_changes"))
+            start = rows.upperBound
+        }
+        return moves
+    }
+
+    /// Throws a conflict when one of the moves (whose results start at `first`) found its data source at
+    /// another version: another writer got there first. The transaction is rolled back first, so that
+    /// the stored version can be read for the message.
+    ///
+    /// - Throws: `StorageError` (`conflict`) naming the data source and both versions.
+    private func checkMoved(_ moves: [VersionMove], _ results: PipelineResults, at first: Int) throws(StorageError) {
+        for (offset, move) in moves.enumerated() {
+            // No result: a statement before it failed (`firstError` says why).
+            guard let moved = results.results[first + offset], moved.affectedRows != 1 else { continue }
+            _ = try? connection.execute("ROLLBACK")
+            let stored = try connection.query("SELECT version FROM listd_data_sources WHERE id = $1", [.integer(move.id)])
+            throw StorageError(
+                .conflict,
+                "\(displayName): data source \"\(move.name)\" is at version \(stored.rowCount == 1 ? String(stored.int(0, 0)) : "?") in the database, not \(move.from): another writer changed it.")
         }
     }
 

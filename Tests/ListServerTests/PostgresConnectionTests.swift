@@ -34,6 +34,39 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 2)
     }
 
+    /// A pipeline runs its statements in one round trip: prepared ones are prepared once per connection,
+    /// arrays (with NULL elements) arrive as sent, and a failed statement is reported with the ones
+    /// after it skipped, while the connection stays usable.
+    @Test func aPipelineRunsPreparesOnceAndReportsTheFirstFailure() throws {
+        let server = try PostgresTestServer()
+        let connection = try PostgresConnection(uri: server.uri)
+        try connection.execute("CREATE TABLE t(n bigint PRIMARY KEY, b bytea)")
+        let insert = "INSERT INTO t(n, b) SELECT * FROM unnest($1::int8[], $2::bytea[])"
+        func rows(_ numbers: [Int], _ bytes: [[UInt8]?]) -> PostgresStatement {
+            PostgresStatement(sql: insert, parameters: [.integers(numbers), .byteArrays(bytes)], preparedName: "t_insert")
+        }
+        let first = try connection.pipeline([
+            PostgresStatement(sql: "BEGIN"), rows([1, -2, Int.max], [[0, 255], nil, []]), PostgresStatement(sql: "SELECT count(*) FROM t"),
+            PostgresStatement(sql: "COMMIT"),
+        ])
+        #expect(first.firstError == nil)
+        #expect(first.results[1]?.affectedRows == 3 && first.results[2]?.int(0, 0) == 3)
+        let stored = try connection.query("SELECT n, b FROM t ORDER BY n")
+        #expect((0..<3).map { stored.int($0, 0) } == [-2, 1, Int.max])
+        #expect(stored.bytes(0, 1) == nil && stored.bytes(1, 1) == [0, 255] && stored.bytes(2, 1) == [])
+        #expect(try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE name = 't_insert'").int(0, 0) == 1)
+
+        // A duplicate key fails the second insert: the statement after it is skipped, nothing commits.
+        let second = try connection.pipeline([
+            PostgresStatement(sql: "BEGIN"), rows([3], [[3]]), rows([1], [[1]]), PostgresStatement(sql: "SELECT 1"),
+        ])
+        #expect(second.results[1]?.affectedRows == 1 && second.results[2] == nil && second.results[3] == nil)
+        #expect(second.firstError?.kind == .conflict, "a taken key (SQLSTATE 23505): \(String(describing: second.firstError))")
+        try connection.execute("ROLLBACK")
+        #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 3)
+        #expect(connection.isConnected)
+    }
+
     /// A server that stops answering (a partition) fails a statement by `waitsEnd` when that comes before
     /// the connection's own timeout, and closes the connection.
     @Test func noWaitGoesPastItsEnd() throws {
