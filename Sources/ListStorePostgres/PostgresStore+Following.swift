@@ -67,45 +67,83 @@ extension PostgresStore {
 
     public func changes(of name: String, after version: Int) throws(StorageError) -> FollowedChanges {
         try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> FollowedChanges in
-            var found = FollowedChanges.missing
-            try Self.transaction(on: reader, readOnly: true) { () throws(StorageError) in
-                let source = try reader.query(
-                    "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", [.text(name)])
-                guard source.rowCount == 1 else { return }
-                let (id, incarnation, checkpointVersion, newest) = (source.int(0, 0), source.text(0, 1), source.int(0, 2), source.int(0, 3))
-                guard newest > version else {
-                    found = .changes(incarnation: incarnation, [])
-                    return
-                }
-                let log = try reader.query(
-                    "SELECT version, operation, changes FROM listd_change_log WHERE source = $1 AND version > $2 ORDER BY version",
-                    [.integer(id), .integer(version)])
-                var changes: [FollowedChange] = []
-                changes.reserveCapacity(log.rowCount)
-                for row in 0..<log.rowCount {
-                    let logged = log.int(row, 0)
-                    guard logged == version + 1 + row else { break }
-                    let events = log.bytes(row, 2)
-                    if let operation = log.bytes(row, 1), operation != StateCoding.noOperation {
-                        changes.append(FollowedChange(version: logged, operation: try StateCoding.decodeOperation(operation), changes: events))
-                    } else if logged == checkpointVersion {
-                        // A whole snapshot, stored as the checkpoint it made (read only then: it may be large).
-                        let stored = try reader.query("SELECT checkpoint, checkpoint_parts FROM listd_data_sources WHERE id = $1", [.integer(id)])
-                        let parts = stored.int(0, 1)
-                        let bytes =
-                            parts == 0
-                            ? stored.bytes(0, 0) ?? [] : try checkpointParts(of: id, name: name, version: checkpointVersion, count: parts, on: reader)
-                        let content = try StateCoding.decodeContent(bytes)
-                        changes.append(
-                            FollowedChange(version: logged, operation: .replaceSnapshot(content.snapshot, reloadData: events == nil), changes: events))
-                    } else {
-                        break
-                    }
-                }
-                found = changes.count == newest - version ? .changes(incarnation: incarnation, changes) : .gap(incarnation: incarnation)
+            // One round trip: the data source's row and its log after `version`, read in one snapshot.
+            let read = try reader.pipeline([
+                PostgresStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+                PostgresStatement(
+                    sql: "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", parameters: [.text(name)],
+                    preparedName: "listd_follow_source"),
+                PostgresStatement(
+                    sql: """
+                        SELECT version, operation, changes FROM listd_change_log \
+                        WHERE source = (SELECT id FROM listd_data_sources WHERE name = $1) AND version > $2 ORDER BY version
+                        """,
+                    parameters: [.text(name), .integer(version)], preparedName: "listd_follow_log"),
+                PostgresStatement(sql: "COMMIT"),
+            ])
+            if let error = read.firstError {
+                _ = try? reader.execute("ROLLBACK")
+                throw error
             }
-            return found
+            guard let source = read.results[1], let log = read.results[2] else {
+                throw StorageError(.io, "\(displayName): reading the changes of data source \"\(name)\" gave no rows.")
+            }
+            // A version stored as its whole snapshot is read from the checkpoint, in a transaction of its own.
+            if let found = try Self.followedChanges(after: version, source: source, log: log, checkpoint: nil) { return found }
+            return try Self.transactionalChanges(of: name, after: version, on: reader, store: self)
         }
+    }
+
+    /// What `changes(of:after:)` reads when the log holds a whole snapshot: the data source, its log
+    /// and its checkpoint, in one read-only transaction.
+    private static func transactionalChanges(of name: String, after version: Int, on reader: PostgresConnection, store: PostgresStore) throws(StorageError)
+        -> FollowedChanges
+    {
+        var found = FollowedChanges.missing
+        try transaction(on: reader, readOnly: true) { () throws(StorageError) in
+            let source = try reader.query(
+                "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", [.text(name)])
+            let log = try reader.query(
+                "SELECT version, operation, changes FROM listd_change_log WHERE source = (SELECT id FROM listd_data_sources WHERE name = $1) AND version > $2 ORDER BY version",
+                [.text(name), .integer(version)])
+            let checkpoint: (Int, Int) throws(StorageError) -> [UInt8] = { id, checkpointVersion throws(StorageError) in
+                let stored = try reader.query("SELECT checkpoint, checkpoint_parts FROM listd_data_sources WHERE id = $1", [.integer(id)])
+                let parts = stored.int(0, 1)
+                return parts == 0
+                    ? stored.bytes(0, 0) ?? [] : try store.checkpointParts(of: id, name: name, version: checkpointVersion, count: parts, on: reader)
+            }
+            found = try followedChanges(after: version, source: source, log: log, checkpoint: checkpoint) ?? .gap(incarnation: source.text(0, 1))
+        }
+        return found
+    }
+
+    /// The changes after `version` from the data source's row and its log rows. A version stored as the
+    /// checkpoint it made (a whole snapshot) is read with `checkpoint` (given the data source's id and the
+    /// checkpoint's version); without it, returns `nil` for the caller to read again with one.
+    private static func followedChanges(
+        after version: Int, source: PostgresResult, log: PostgresResult, checkpoint: ((Int, Int) throws(StorageError) -> [UInt8])?
+    ) throws(StorageError) -> FollowedChanges? {
+        guard source.rowCount == 1 else { return .missing }
+        let (id, incarnation, checkpointVersion, newest) = (source.int(0, 0), source.text(0, 1), source.int(0, 2), source.int(0, 3))
+        guard newest > version else { return .changes(incarnation: incarnation, []) }
+        var changes: [FollowedChange] = []
+        changes.reserveCapacity(log.rowCount)
+        for row in 0..<log.rowCount {
+            let logged = log.int(row, 0)
+            guard logged == version + 1 + row else { break }
+            let events = log.bytes(row, 2)
+            if let operation = log.bytes(row, 1), operation != StateCoding.noOperation {
+                changes.append(FollowedChange(version: logged, operation: try StateCoding.decodeOperation(operation), changes: events))
+            } else if logged == checkpointVersion {
+                // A whole snapshot, stored as the checkpoint it made (read only then: it may be large).
+                guard let checkpoint else { return nil }
+                let content = try StateCoding.decodeContent(try checkpoint(id, checkpointVersion))
+                changes.append(FollowedChange(version: logged, operation: .replaceSnapshot(content.snapshot, reloadData: events == nil), changes: events))
+            } else {
+                break
+            }
+        }
+        return changes.count == newest - version ? .changes(incarnation: incarnation, changes) : .gap(incarnation: incarnation)
     }
 
     public func versions() throws(StorageError) -> [StoredVersion] {
