@@ -255,7 +255,20 @@ struct CommandRouter: RequestRunner {
             waiting.deferred = retried
             return waiting
         }
-        guard retries > 0, context.state.storage.follower != nil, execution.awaitsStorage, let durable = execution.deferred else { return execution }
+        guard retries > 0, context.state.storage.follower != nil else { return execution }
+        if execution.awaited != nil {
+            // Held by number until durable; after a conflict, `DurableReplies` runs it again with this.
+            execution.awaited?.rerun = { id in
+                final { () throws(WireError) in try Self.run(command, context: context, retries: retries - 1) }.map { result in
+                    var final = result
+                    var fresh: [UInt8] = []
+                    encodeReply(id: id, of: &final, scratch: &fresh)
+                    return final
+                }
+            }
+            return execution
+        }
+        guard execution.awaitsStorage, let durable = execution.deferred else { return execution }
         let retried = Deferred<CommandResult>()
         durable.whenResolved { result in
             guard let failure = result.failure, failure.details["conflict"] == true else { return retried.resolve(result) }

@@ -67,6 +67,10 @@ struct CommandResult {
 struct AwaitedDurability {
     var number: Int
     var id: EchoedID? = nil
+    /// With a store shared by several instances: runs the command again should another instance's
+    /// commit have beaten its change (a conflict), into its final reply for the request `id` (which
+    /// may wait for durability in turn). `nil`: the undoing error is the reply.
+    var rerun: ((EchoedID?) -> Deferred<CommandResult>)? = nil
 }
 
 /// A mutation's reply: `{"version":…,"changes":…,"warnings"?:[…]}`.

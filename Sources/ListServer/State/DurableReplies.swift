@@ -54,8 +54,14 @@ extension ServerState {
         }
         pipeline.numberedUndone = { [unowned self] numbers, error in
             // Every change in flight was undone: their replies become the error, and nothing they
-            // would have published goes out.
+            // would have published goes out. After a conflict (the pipeline has caught up with the other
+            // instances by now), a command that may run again does, and its new reply takes the slot.
+            let conflict = error.details["conflict"] == true
             for held in storage.durableReplies.release(upTo: numbers.upperBound) {
+                if conflict, let awaited = held.reply.awaited, let rerun = awaited.rerun {
+                    rerun(awaited.id).whenResolved { [self] final in holdUntilDurable(final, holder: held.holder, slot: held.slot) }
+                    continue
+                }
                 held.holder.heldReplyResolved(held.slot, CommandResult(reply: .encoded(CommandResult.errorLine(id: held.reply.awaited?.id, error))))
             }
         }

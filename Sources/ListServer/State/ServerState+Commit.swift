@@ -64,9 +64,9 @@ extension ServerState {
         applied.outcome.retired = nil
         if !followed, let follower = storage.follower { follower.touched(change.dataSourceName) }
         // Stored with what undoes it; a change that changed nothing answers once the changes before it are durable.
-        // Without other instances, the change is numbered: its reply is held until its group is durable
-        // (`DurableReplies`); with them, it waits with a `Deferred` (it may be run again after a conflict).
-        let durability = followed ? .now : storage.pipeline?.add(applied, of: change, numbered: storage.follower == nil) ?? .now
+        // The change is numbered: its reply is held until its group is durable (`DurableReplies`); with
+        // other instances, the router may run it again after a conflict (`AwaitedDurability.rerun`).
+        let durability = followed ? .now : storage.pipeline?.add(applied, of: change, numbered: true) ?? .now
         var published = result(applied)
         if !applied.outcome.unchanged {  // else nothing was stored and nothing is sent
             // What publishing takes goes first; the command's own actions (rare) after it.
