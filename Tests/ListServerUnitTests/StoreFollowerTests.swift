@@ -48,7 +48,14 @@ private final class FollowingState: @unchecked Sendable {
             do throws(WireError) {
                 let result = try stateValue.commit(change, connection: nil)
                 let promise = loop.makePromise(of: WireError?.self)
-                if let later = result.deferred { later.whenResolved { promise.succeed($0.failure) } } else { promise.succeed(result.failure) }
+                if result.awaited != nil {
+                    // Held by number until its group is durable (`DurableReplies`).
+                    stateValue.holdUntilDurable(result, holder: HeldReply(promise), slot: nil)
+                } else if let later = result.deferred {
+                    later.whenResolved { promise.succeed($0.failure) }
+                } else {
+                    promise.succeed(result.failure)
+                }
                 return promise.futureResult
             } catch {
                 return loop.makeSucceededFuture(error)
@@ -70,6 +77,23 @@ private final class FollowingState: @unchecked Sendable {
         writer.shutdown { ended.signal() }
         ended.wait()
         try group.syncShutdownGracefully()
+    }
+}
+
+/// A reply held until its change is durable: passes on the error it became (its encoded error line,
+/// read back), or `nil` once the change is durable.
+private final class HeldReply: DurableReplyHolder {
+    let promise: EventLoopPromise<WireError?>
+
+    init(_ promise: EventLoopPromise<WireError?>) { self.promise = promise }
+
+    func heldReplyResolved(_ slot: Int?, _ reply: CommandResult) {
+        let line = reply.encodedReply
+        guard !line.isEmpty, case .object(let members)? = try? JSONParser.parse(line), members["ok"] == false,
+            case .object(var error)? = members["error"], let code = error.removeValue(forKey: "code")?.stringValue.flatMap(ErrorCode.init(rawValue:))
+        else { return promise.succeed(reply.failure) }
+        let message = error.removeValue(forKey: "message")?.stringValue ?? ""
+        promise.succeed(WireError(code, message, details: error))
     }
 }
 
