@@ -57,14 +57,18 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE name = 't_insert'").int(0, 0) == 1)
 
         // A duplicate key fails the second insert: the statement after it is skipped, nothing commits.
+        let count = PostgresStatement(sql: "SELECT count(*) FROM t", preparedName: "t_count")
         let second = try connection.pipeline([
-            PostgresStatement(sql: "BEGIN"), rows([3], [[3]]), rows([1], [[1]]), PostgresStatement(sql: "SELECT 1"),
+            PostgresStatement(sql: "BEGIN"), rows([3], [[3]]), count, rows([1], [[1]]), PostgresStatement(sql: "SELECT 1"),
         ])
-        #expect(second.results[1]?.affectedRows == 1 && second.results[2] == nil && second.results[3] == nil)
+        #expect(second.results[1]?.affectedRows == 1 && second.results[2]?.int(0, 0) == 4)
+        #expect(second.results[3] == nil && second.results[4] == nil)
         #expect(second.firstError?.kind == .conflict, "a taken key (SQLSTATE 23505): \(String(describing: second.firstError))")
         try connection.execute("ROLLBACK")
-        #expect(try connection.query("SELECT count(*) FROM t").int(0, 0) == 3)
         #expect(connection.isConnected)
+        // A statement prepared in a transaction that rolled back stays prepared (and is not prepared again).
+        let third = try connection.pipeline([count])
+        #expect(third.firstError == nil && third.results[0]?.int(0, 0) == 3)
     }
 
     /// A server that stops answering (a partition) fails a statement by `waitsEnd` when that comes before
