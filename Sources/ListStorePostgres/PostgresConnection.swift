@@ -5,90 +5,6 @@ import ListStore
     import Glibc
 #endif
 
-/// A value bound to a query parameter (sent in PostgreSQL's binary format).
-enum PostgresValue {
-    case text(String)
-    case integer(Int)
-    case bytes([UInt8])
-    case null
-    /// An `int8[]` (one dimension).
-    case integers([Int])
-    /// A `bytea[]` (one dimension; `nil` elements are NULL).
-    case byteArrays([[UInt8]?])
-
-    /// The parameter's type (its OID).
-    var type: Oid {
-        switch self {
-        case .text: return 25
-        case .integer: return 20
-        case .bytes: return 17
-        case .null: return 0
-        case .integers: return 1016
-        case .byteArrays: return 1001
-        }
-    }
-
-    /// Appends the value in PostgreSQL's binary format (nothing for `null`).
-    func write(to storage: inout [UInt8]) {
-        switch self {
-        case .text(let text):
-            storage.append(contentsOf: text.utf8)
-        case .integer(let number):
-            Self.append(Int64(number), to: &storage)
-        case .bytes(let bytes):
-            storage.append(contentsOf: bytes)
-        case .null:
-            break
-        case .integers(let numbers):
-            Self.arrayHeader(count: numbers.count, hasNulls: false, elementType: 20, to: &storage)
-            for number in numbers {
-                Self.append(Int32(8), to: &storage)
-                Self.append(Int64(number), to: &storage)
-            }
-        case .byteArrays(let elements):
-            Self.arrayHeader(count: elements.count, hasNulls: elements.contains { $0 == nil }, elementType: 17, to: &storage)
-            for element in elements {
-                guard let element else {
-                    Self.append(Int32(-1), to: &storage)
-                    continue
-                }
-                Self.append(Int32(element.count), to: &storage)
-                storage.append(contentsOf: element)
-            }
-        }
-    }
-
-    /// A one-dimensional array's header: dimensions, null flag, element type, length, lower bound 1
-    /// (an empty array has no dimension).
-    private static func arrayHeader(count: Int, hasNulls: Bool, elementType: Oid, to storage: inout [UInt8]) {
-        append(Int32(count == 0 ? 0 : 1), to: &storage)
-        append(Int32(hasNulls ? 1 : 0), to: &storage)
-        append(Int32(bitPattern: elementType), to: &storage)
-        guard count > 0 else { return }
-        append(Int32(count), to: &storage)
-        append(Int32(1), to: &storage)
-    }
-
-    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to storage: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { storage.append(contentsOf: $0) }
-    }
-}
-
-/// A statement of a pipeline (`PostgresConnection.pipeline`): SQL and its parameters, prepared once
-/// per connection under `preparedName` when one is given (parsed and planned once, not per write).
-struct PostgresStatement {
-    var sql: String
-    var parameters: [PostgresValue] = []
-    var preparedName: String?
-}
-
-/// What a pipeline's statements gave: a result for each statement that ran, and the first failure
-/// (the server skips the statements after a failed one: their results are `nil`).
-struct PipelineResults {
-    var results: [PostgresResult?]
-    var firstError: StorageError?
-}
-
 /// A thin wrapper of one libpq connection: statements with binary parameters and results, and errors
 /// that name the server (without its password) and PostgreSQL's message. Not thread-safe: confine a
 /// connection to one thread at a time.
@@ -105,7 +21,8 @@ final class PostgresConnection {
     /// When set, no wait goes past it, whatever `timeout` leaves (the end of the time a whole task was
     /// given, such as learning what became of a commit).
     var waitsEnd: ContinuousClock.Instant?
-    private var handle: OpaquePointer?
+    /// The libpq connection (`nil` once closed).
+    private(set) var handle: OpaquePointer?
     /// The server process of this connection (to learn what became of its transaction after it broke).
     private(set) var backendProcess: Int32 = 0
 
@@ -169,13 +86,13 @@ final class PostgresConnection {
     }
 
     /// An `io` error with `what` and libpq's message.
-    private func failure(_ what: String) -> StorageError {
+    func failure(_ what: String) -> StorageError {
         let message = handle.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
         return StorageError(.io, "PostgreSQL at \(displayName): \(what): \(message)")
     }
 
     /// The end of the next wait: `timeout` from now, or `waitsEnd` when sooner.
-    private func nextDeadline() -> ContinuousClock.Instant {
+    func nextDeadline() -> ContinuousClock.Instant {
         let deadline = ContinuousClock.now + timeout
         guard let waitsEnd else { return deadline }
         return min(deadline, waitsEnd)
@@ -183,7 +100,7 @@ final class PostgresConnection {
 
     /// Waits until the socket is ready for `events` or the deadline passes (then the connection is
     /// closed: what the server did with a request half sent or half answered is unknown).
-    private func wait(for events: Int32, until deadline: ContinuousClock.Instant, doing what: @autoclosure () -> String) throws(StorageError) {
+    func wait(for events: Int32, until deadline: ContinuousClock.Instant, doing what: @autoclosure () -> String) throws(StorageError) {
         while true {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
@@ -271,7 +188,7 @@ final class PostgresConnection {
     /// Calls `send` with libpq's parameter arrays for `parameters` (binary format): every parameter's
     /// bytes back to back in one buffer (plus one byte, so that it has an address even when every
     /// value is empty), alive until `send` returns (libpq copies them into its output buffer).
-    private static func withParameters(
+    static func withParameters(
         _ parameters: [PostgresValue],
         _ send: (Int32, [Oid], [UnsafePointer<CChar>?], [Int32], [Int32]) -> Int32
     ) -> Int32 {
@@ -298,84 +215,11 @@ final class PostgresConnection {
         }
     }
 
-    /// The statements prepared on this connection (by name).
-    private var prepared: Set<String> = []
-
-    /// Runs `statements` in one round trip (libpq's pipeline mode): all are sent, then every result is
-    /// read. A statement with a `preparedName` is prepared first when this connection has not yet
-    /// prepared it. After a failed statement the server skips the rest (their results are `nil`); the
-    /// first failure is in `firstError`, for the caller to decide (a transaction begun in the pipeline
-    /// is then aborted and needs a `ROLLBACK`).
-    ///
-    /// - Throws: `StorageError` (`io`) when the statements could not be sent or their results read
-    ///   (the connection is then closed or of no further use).
-    func pipeline(_ statements: [PostgresStatement]) throws(StorageError) -> PipelineResults {
-        guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
-        let what = statements.first.map { Self.statement($0.sql) } ?? "an empty pipeline"
-        guard PQenterPipelineMode(handle) == 1 else { throw failure(what) }
-        do throws(StorageError) {
-            let results = try runPipeline(statements, on: handle, what)
-            guard let handle = self.handle, PQexitPipelineMode(handle) == 1 else { throw failure(what) }
-            return results
-        } catch {
-            // Half sent or half read: what the connection still holds is unknown.
-            close()
-            throw error
-        }
-    }
-
-    private func runPipeline(_ statements: [PostgresStatement], on handle: OpaquePointer, _ what: String) throws(StorageError) -> PipelineResults {
-        // What was sent, in order: the prepared names it prepares (to count once they succeed) or nil.
-        var sent: [(preparing: String?, statement: Int)] = []
-        for (index, statement) in statements.enumerated() {
-            var ok: Int32
-            if let name = statement.preparedName {
-                if !prepared.contains(name) {
-                    let types = statement.parameters.map(\.type)
-                    guard PQsendPrepare(handle, name, statement.sql, Int32(types.count), types) == 1 else { throw failure(Self.statement(statement.sql)) }
-                    sent.append((name, index))
-                }
-                ok = Self.withParameters(statement.parameters) { count, _, values, lengths, formats in
-                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1)
-                }
-            } else {
-                ok = Self.withParameters(statement.parameters) { count, types, values, lengths, formats in
-                    PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
-                }
-            }
-            guard ok == 1 else { throw failure(Self.statement(statement.sql)) }
-            sent.append((nil, index))
-        }
-        guard PQpipelineSync(handle) == 1 else { throw failure(what) }
-        let deadline = nextDeadline()
-        try flush(until: deadline, doing: what)
-        var results = PipelineResults(results: Array(repeating: nil, count: statements.count), firstError: nil)
-        for (preparing, index) in sent {
-            let sql = statements[index].sql
-            // One result per statement, then a null one.
-            guard let result = try nextResult(until: deadline, doing: sql) else { throw failure(Self.statement(sql)) }
-            if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
-                PQclear(result)
-            } else {
-                do throws(StorageError) {
-                    let checked = try check(result, sql)
-                    if let preparing { prepared.insert(preparing) } else { results.results[index] = checked }
-                } catch {
-                    if results.firstError == nil { results.firstError = error }
-                }
-            }
-            while let extra = try nextResult(until: deadline, doing: sql) { PQclear(extra) }
-        }
-        // The synchronization point's own result ends the pipeline.
-        guard let synced = try nextResult(until: deadline, doing: what) else { throw failure(what) }
-        let status = PQresultStatus(synced)
-        PQclear(synced)
-        guard status == PGRES_PIPELINE_SYNC else { throw failure(what) }
-        return results
-    }
+    /// The statements prepared on this connection, by name (`pipeline` prepares each once).
+    var prepared: Set<String> = []
 
     /// Sends what libpq holds, within the deadline.
-    private func flush(until deadline: ContinuousClock.Instant, doing what: String) throws(StorageError) {
+    func flush(until deadline: ContinuousClock.Instant, doing what: String) throws(StorageError) {
         guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
         while true {
             let flushed = PQflush(handle)
@@ -388,7 +232,7 @@ final class PostgresConnection {
 
     /// The next result, reading from the server until one is complete (`nil`: the current statement's
     /// results are all read).
-    private func nextResult(until deadline: ContinuousClock.Instant, doing sql: String) throws(StorageError) -> OpaquePointer? {
+    func nextResult(until deadline: ContinuousClock.Instant, doing sql: String) throws(StorageError) -> OpaquePointer? {
         guard let handle else { throw StorageError(.io, "The connection to PostgreSQL at \(displayName) is closed.") }
         while PQisBusy(handle) == 1 {
             try wait(for: POLLIN, until: deadline, doing: Self.statement(sql))
@@ -417,11 +261,11 @@ final class PostgresConnection {
     }
 
     /// The first line of a statement, for messages.
-    private static func statement(_ sql: String) -> String {
+    static func statement(_ sql: String) -> String {
         sql.split(separator: "\n").first.map(String.init) ?? sql
     }
 
-    private func check(_ result: OpaquePointer?, _ sql: String) throws(StorageError) -> PostgresResult {
+    func check(_ result: OpaquePointer?, _ sql: String) throws(StorageError) -> PostgresResult {
         guard let result else {
             throw StorageError(.io, "PostgreSQL at \(displayName): \(Self.message(PQerrorMessage(handle)))")
         }
