@@ -68,19 +68,9 @@ extension PostgresStore {
     public func changes(of name: String, after version: Int) throws(StorageError) -> FollowedChanges {
         try follower.withReader(uri: uri, timeout: timeout) { reader throws(StorageError) -> FollowedChanges in
             // One round trip: the data source's row and its log after `version`, read in one snapshot.
-            let read = try reader.pipeline([
-                PostgresStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
-                PostgresStatement(
-                    sql: "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", parameters: [.text(name)],
-                    preparedName: "listd_follow_source"),
-                PostgresStatement(
-                    sql: """
-                        SELECT version, operation, changes FROM listd_change_log \
-                        WHERE source = (SELECT id FROM listd_data_sources WHERE name = $1) AND version > $2 ORDER BY version
-                        """,
-                    parameters: [.text(name), .integer(version)], preparedName: "listd_follow_log"),
-                PostgresStatement(sql: "COMMIT"),
-            ])
+            let read = try reader.pipeline(
+                [PostgresStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")] + Self.followReads(of: name, after: version)
+                    + [PostgresStatement(sql: "COMMIT")])
             if let error = read.firstError {
                 _ = try? reader.execute("ROLLBACK")
                 throw error
@@ -94,6 +84,21 @@ extension PostgresStore {
         }
     }
 
+    /// The data source's row and its log after `version` (prepared once per connection).
+    private static func followReads(of name: String, after version: Int) -> [PostgresStatement] {
+        [
+            PostgresStatement(
+                sql: "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", parameters: [.text(name)],
+                preparedName: "listd_follow_source"),
+            PostgresStatement(
+                sql: """
+                    SELECT version, operation, changes FROM listd_change_log \
+                    WHERE source = (SELECT id FROM listd_data_sources WHERE name = $1) AND version > $2 ORDER BY version
+                    """,
+                parameters: [.text(name), .integer(version)], preparedName: "listd_follow_log"),
+        ]
+    }
+
     /// What `changes(of:after:)` reads when the log holds a whole snapshot: the data source, its log
     /// and its checkpoint, in one read-only transaction.
     private static func transactionalChanges(of name: String, after version: Int, on reader: PostgresConnection, store: PostgresStore) throws(StorageError)
@@ -101,11 +106,11 @@ extension PostgresStore {
     {
         var found = FollowedChanges.missing
         try transaction(on: reader, readOnly: true) { () throws(StorageError) in
-            let source = try reader.query(
-                "SELECT id, incarnation, checkpoint_version, version FROM listd_data_sources WHERE name = $1", [.text(name)])
-            let log = try reader.query(
-                "SELECT version, operation, changes FROM listd_change_log WHERE source = (SELECT id FROM listd_data_sources WHERE name = $1) AND version > $2 ORDER BY version",
-                [.text(name), .integer(version)])
+            let read = try reader.pipeline(followReads(of: name, after: version))
+            if let error = read.firstError { throw error }
+            guard let source = read.results[0], let log = read.results[1] else {
+                throw StorageError(.io, "\(store.displayName): reading the changes of data source \"\(name)\" gave no rows.")
+            }
             let checkpoint: (Int, Int) throws(StorageError) -> [UInt8] = { id, checkpointVersion throws(StorageError) in
                 let stored = try reader.query("SELECT checkpoint, checkpoint_parts FROM listd_data_sources WHERE id = $1", [.integer(id)])
                 let parts = stored.int(0, 1)

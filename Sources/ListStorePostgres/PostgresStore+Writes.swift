@@ -12,7 +12,7 @@ extension PostgresStore {
         try ensureConnected()
         let transactionID: Int
         do throws(StorageError) {
-            let leading = records.prefix { if case .change = $0 { true } else { false } }
+            let leading = records.prefix(while: Self.isChange)
             var statements = [PostgresStatement(sql: "BEGIN"), PostgresStatement(sql: "SELECT txid_current()")]
             let moves = try changeStatements(Self.changes(leading), into: &statements)
             let begun = try connection.pipeline(statements)
@@ -23,18 +23,17 @@ extension PostgresStore {
             transactionID = txid.int(0, 0)
             try checkMoved(moves, begun, at: 2)
             if let error = begun.firstError { throw error }
-            var changes: [LoggedChange] = []
-            for record in records.dropFirst(leading.count) {
-                if case .change(let name, let version, let operation, let changed) = record {
-                    changes.append((name, version, operation, changed))
-                    continue
+            // In order: the changes before a create, drop or checkpoint go in first.
+            var rest = records.dropFirst(leading.count)
+            while let record = rest.first {
+                let changes = rest.prefix(while: Self.isChange)
+                try insert(Self.changes(changes))
+                rest = rest.dropFirst(changes.count)
+                if changes.isEmpty {
+                    try write(record)
+                    rest = rest.dropFirst()
                 }
-                // In order: the changes before a create, drop or checkpoint go in first.
-                try insert(changes)
-                changes = []
-                try write(record)
             }
-            try insert(changes)
         } catch {
             if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
             if connection.isConnected { try? reloadSourceIDs() }
@@ -54,6 +53,10 @@ extension PostgresStore {
 
     /// A change as the log stores it.
     typealias LoggedChange = (name: String, version: Int, operation: [UInt8], changes: [UInt8]?)
+
+    private static func isChange(_ record: StoreRecord) -> Bool {
+        if case .change = record { true } else { false }
+    }
 
     /// The changes among `records`.
     private static func changes(_ records: some Collection<StoreRecord>) -> [LoggedChange] {
