@@ -3,8 +3,8 @@ import ListWire
 import Testing
 
 /// `scripts/install --prefix` into a temporary directory, with the binaries under test
-/// (`LISTD_INSTALL_BIN`; a nested release build would wait on this build's lock) and the man pages the
-/// generate-manual plugin wrote for them (`scripts/test` runs it), then `scripts/uninstall`.
+/// (`LISTD_INSTALL_BIN`; a nested release build would wait on this build's lock) and the man pages of
+/// man/, then `scripts/uninstall`.
 @Suite("scripts/install and scripts/uninstall", .serialized)
 struct InstallTests {
     static let repository = protocolDirectory.deletingLastPathComponent()
@@ -40,6 +40,9 @@ struct InstallTests {
             ]
         }
         expected += ["share/doc/listd/listd.conf.example", "share/doc/listd/README.md", "share/doc/listd/PROTOCOL.md"]
+        let guides = try FileManager.default.contentsOfDirectory(atPath: Self.repository.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }
+        #expect(!guides.isEmpty)
+        expected += guides.map { "share/doc/listd/docs/\($0)" }
         expected += ["share/listd/installed-files"]
         let manifest = try String(contentsOfFile: prefix + "/share/listd/installed-files", encoding: .utf8)
         let files = manifest.split(separator: "\n").filter { $0.hasPrefix("f ") }.map { String($0.dropFirst(2)) }
@@ -89,8 +92,8 @@ struct InstallTests {
         #expect(try daemon.stop() == 0)
     }
 
-    /// Each page renders with `man -l`: the generated options, then the hand-written sections, with
-    /// the prefix's paths.
+    /// Each installed page is man/'s with the prefix's paths in place of /usr/local's, and renders with
+    /// `man -l` (ManPageTests checks the pages themselves).
     @Test(arguments: [("listd", "8", "--ephemeral"), ("listctl", "1", "append-items"), ("listview", "1", "--reconnect-seconds"), ("listweb", "1", "--allow-actions")])
     func manPagesRender(program: String, section: String, option: String) throws {
         let prefix = try Self.install()
@@ -100,13 +103,17 @@ struct InstallTests {
         #expect(man.status == 0, "man -l \(page): \(man.err)")
         let text = man.out.replacingOccurrences(of: "‐\n", with: "").replacingOccurrences(of: "\u{2010}", with: "-")
         #expect(text.hasPrefix("\(program.uppercased())(\(section))"))
-        for heading in ["NAME", "SYNOPSIS", "DESCRIPTION", "SIGNALS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO"] {
+        for heading in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SIGNALS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO"] {
             #expect(text.contains("\n\(heading)\n"), "\(program).\(section) has no \(heading) section")
         }
         #expect(text.contains(option), "\(program).\(section) does not show \(option)")
         #expect(text.contains("LISTD_SOCKET"))
-        #expect(!text.contains("@LIBDIR@") && !text.contains("@SHAREDIR@") && !text.contains("@UNITDIR@"))
+        #expect(!text.contains("/usr/local/"), "every path is under the prefix")
+        let installed = try String(contentsOfFile: page, encoding: .utf8)
+        let source = try String(contentsOf: Self.repository.appendingPathComponent("man/\(program).\(section).mdoc"), encoding: .utf8)
+        #expect(installed == source.replacingOccurrences(of: "/usr/local/", with: prefix + "/"))
         if program == "listd" { #expect(text.contains(prefix + "/lib/listd/plugins")) }
+        if program == "listweb" { #expect(text.contains(prefix + "/lib/systemd/system/listweb.service")) }
     }
 
     /// The completions are valid scripts for their shells; bash's completes listctl's commands.
