@@ -70,17 +70,31 @@ public struct Canvas: Sendable {
                 continue
             }
             if column >= visible.lowerBound && column + glyphWidth <= visible.upperBound {
+                splitWideCharacters(row: y, columns: column..<(column + glyphWidth))
                 cells[y * width + column] = Cell(glyph: String(character), style: style)
                 if glyphWidth == 2 { cells[y * width + column + 1] = Cell(glyph: "", style: style) }
             } else if column < visible.upperBound && column + glyphWidth > visible.lowerBound {
                 // Half a wide character is cut by the clip: draw a space in the visible half.
                 for half in column..<(column + glyphWidth) where visible.contains(half) {
+                    splitWideCharacters(row: y, columns: half..<(half + 1))
                     cells[y * width + half] = Cell(glyph: " ", style: style)
                 }
             }
             column += glyphWidth
         }
         return column
+    }
+
+    /// Before `columns` of `row` are drawn over: a wide character only half covered by them leaves a
+    /// space in its other half (else the terminal would draw it whole and shift the rest of the row).
+    private mutating func splitWideCharacters(row: Int, columns: Range<Int>) {
+        let start = row * width
+        if columns.lowerBound > 0 && columns.lowerBound < width && cells[start + columns.lowerBound].glyph.isEmpty {
+            cells[start + columns.lowerBound - 1].glyph = " "
+        }
+        if columns.upperBound < width && cells[start + columns.upperBound].glyph.isEmpty {
+            cells[start + columns.upperBound].glyph = " "
+        }
     }
 
     /// Applies `style` to a rectangle's cells, keeping their glyphs (selection, highlight).

@@ -44,13 +44,24 @@ public struct AccessToken: Sendable, Equatable {
         guard isCredential || status.st_mode & 0o077 == 0 else {
             throw TokenFileError("refusing \(path): other users may read or write it (mode \(String(status.st_mode & 0o777, radix: 8)); chmod 600 it)")
         }
+        return try parse(readAll(descriptor), path: path)
+    }
+
+    /// At most 64 KiB of what `descriptor` reads.
+    static func readAll(_ descriptor: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count < 65_536 {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             bytes += chunk[0..<count]
         }
+        return bytes
+    }
+
+    /// The token in a file's bytes: its first line, at least 16 printable ASCII characters.
+    static func parse(_ bytes: [UInt8], path: String) throws -> AccessToken {
         let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let token = line.trimmingCharacters(in: .whitespaces)
         guard token.utf8.count >= 16, token.utf8.allSatisfy({ (0x21...0x7E).contains($0) && !";,\"\\".utf8.contains($0) }) else {

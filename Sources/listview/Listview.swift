@@ -17,7 +17,9 @@ struct Listview: ParsableCommand {
         discussion: """
             Keys: j/k or ↓/↑ move, PgDn/PgUp page, g/G top/bottom, h/l or ←/→ move sideways (scrolling a \
             section that scrolls orthogonally), Enter/space select, o expand/collapse an outline item, J/K \
-            move the item down/up (where its cell provider rule says reorderable), r re-attach, q quit. With --once, prints one frame as plain text and exits.
+            move the item down/up (where its cell provider rule says reorderable), r re-attach, ? show (and hide) \
+            the keys, q quit. Esc never quits: it hides the keys, else says that q quits. The status line ends with \
+            the key hints. With --once, prints one frame as plain text and exits.
             """,
         version: ListdVersion.number)
 
@@ -230,8 +232,17 @@ struct Listview: ParsableCommand {
                     input += chunk[0..<count]
                     for key in Key.decode(&input) {
                         session.message = nil
+                        // Over the view, ?, Esc and q hide the keys; another key hides them and does what it does.
+                        let showedKeys = session.showsKeys
+                        session.showsKeys = false
                         switch key {
-                        case .character("q"), .escape: 
+                        case .character("?"):
+                            session.showsKeys = !showedKeys
+                        case .escape:
+                            // Esc alone never quits (it ends the sequences of arrows and Alt keys): it says how.
+                            if !showedKeys { session.message = KeyHelp.escapeMessage }
+                        case .character("q"):
+                            guard !showedKeys else { break }
                             session.detach()
                             return
                         case .character("j"), .down: session.moveCursorRow(1)
@@ -247,7 +258,7 @@ struct Listview: ParsableCommand {
                         case .character("J"): refusable(session) { try session.moveCursorItem(1) }
                         case .character("K"): refusable(session) { try session.moveCursorItem(-1) }
                         case .character("r"): if !session.awaitingDataSource { try session.reattach() }
-                        default: continue
+                        default: if !showedKeys { continue }
                         }
                         revealCursor = true
                         needsDraw = true

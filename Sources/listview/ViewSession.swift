@@ -39,6 +39,8 @@ final class ViewSession {
     /// Why the last action was refused (a read-only user's collapse): shown in the status line until the
     /// next key.
     var message: String?
+    /// `?`: the keys are shown over the view (until ?, Esc, q or another key).
+    var showsKeys = false
     /// What the layout asks for and the data source does not provide (a header without a supplementary
     /// provider), said once: in the status line, or on stderr for plain frames.
     private(set) var hint: String?
@@ -390,11 +392,19 @@ final class ViewSession {
             let items = model.snapshot.sectionIdentifiers.reduce(0) { $0 + ((try? model.snapshot.numberOfItems(inSection: $1)) ?? 0) }
             let name = TerminalText.name(dataSource)
             let view = TerminalText.name(viewName)
-            let line =
-                (notice ?? (awaitingDataSource ? "dropped; waiting for it to be created again" : nil) ?? message ?? hint).map { " \(name) · v\(model.version) · view \(view) · \($0)" }
-                ?? " \(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused · j/k h/l ␣ o J/K r q"
+            // A message of the moment (a notice, a refusal, Esc's) takes the room of all but the short hints.
+            let passing = notice ?? (awaitingDataSource ? "dropped; waiting for it to be created again" : nil) ?? message
+            let said = passing ?? hint
+            let info =
+                passing.map { "\(name) · \($0)" }
+                ?? hint.map { "\(name) · v\(model.version) · view \(view) · \($0)" }
+                ?? "\(name) · v\(model.version) · view \(view) · \(items) items · \(model.cells.count) visible · cells \(created) created, \(reused) reused"
+            // The key hints flush right, never cut (the info is, with "…"; ? shows it whole).
             canvas.draw(String(repeating: " ", count: model.width), x: 0, y: model.height, style: TextStyle(reverse: true))
-            canvas.draw(line, x: 0, y: model.height, maxWidth: model.width, style: TextStyle(reverse: true))
+            canvas.draw(
+                KeyHelp.statusLine(info, width: model.width, brief: passing != nil), x: 0, y: model.height, maxWidth: model.width,
+                style: TextStyle(reverse: true))
+            if showsKeys { KeyHelp.drawOverlay(on: &canvas, rows: model.height, message: said) }
         }
         return canvas
     }
