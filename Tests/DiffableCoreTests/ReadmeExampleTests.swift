@@ -1,7 +1,7 @@
 import DiffableCore
 import Testing
 
-/// The README's DiffableCore example, line for line.
+/// The DiffableCore example of docs/diffablecore.md, line for line.
 @Test func readmeExample() throws {
     var snapshot = Snapshot()
     try snapshot.appendSections(["smileys", "numbers"])

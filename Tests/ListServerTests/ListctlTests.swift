@@ -307,7 +307,7 @@ struct ListctlTests {
         let text = out.text
         #expect(text.contains("watching home as watcher from version 0"))
         #expect(text.contains(" v1\n  1 delete          [2,1] expert-2\n"), "\(text)")
-        #expect(text.contains(" v2 layout: grid; company band (continuousGroupLeadingBoundary), expert band (continuousGroupLeadingBoundary)\n"), "the README's line, a version of its own")
+        #expect(text.contains(" v2 layout: grid; company band (continuousGroupLeadingBoundary), expert band (continuousGroupLeadingBoundary)\n"), "docs/listctl.md's line, a version of its own")
         #expect(text.contains("shutdown: listd is stopping"))
         #expect(process.terminationStatus == 0)
     }

@@ -108,16 +108,16 @@ struct ListviewTests {
             let golden = try String(contentsOf: file, encoding: .utf8)
             #expect(run.out == golden, "\(frame.name) differs from its golden frame:\n\(run.out)")
         }
-        // The README's frame is what listview prints.
-        let readme = try String(contentsOf: framesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        // docs/listview.md's frames are what listview prints.
+        let readme = try String(contentsOf: framesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/listview.md"), encoding: .utf8)
         let shown = try runListview(["--socket", daemon.socketPath, "home", "--once", "--width", "60", "--height", "18"])
         var lines = shown.out.split(separator: "\n", omittingEmptySubsequences: false)
         while lines.last?.isEmpty == true { lines.removeLast() }
-        #expect(readme.contains("```text\n" + lines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another frame")
+        #expect(readme.contains("```text\n" + lines.joined(separator: "\n") + "\n```"), "docs/listview.md shows another frame")
         #expect(try daemon.request(["cmd": "expand", "dataSource": "emoji", "section": "outline", "items": ["smileys"]])["ok"] == true)
         let outline = try runListview(["--socket", daemon.socketPath, "emoji", "--once", "--width", "50", "--height", "11"])
         let outlineLines = outline.out.split(separator: "\n", omittingEmptySubsequences: false).reversed().drop { $0.isEmpty }.reversed()
-        #expect(readme.contains("```text\n" + outlineLines.joined(separator: "\n") + "\n```"), "README.md, section listview, shows another outline frame")
+        #expect(readme.contains("```text\n" + outlineLines.joined(separator: "\n") + "\n```"), "docs/listview.md shows another outline frame")
         // --once leaves nothing behind: its view is detached, its cells gone.
         let views = try daemon.request(["cmd": "stats"]).result()["cells"]?["views"]?.arrayValue ?? []
         #expect(views.isEmpty)
@@ -527,6 +527,40 @@ struct ListviewTerminalTests {
         #expect(try daemon.request(["cmd": "stats"]).result()["views"] == 0, "q detaches the view")
     }
 
+    /// `?` shows every key over the view and Esc (or ?, or q) hides them again; Esc over the view does not
+    /// quit but says how; the status line's hints are whole at 80 and at 100 columns.
+    @Test func questionMarkShowsTheKeysAndEscapeDoesNotQuit() throws {
+        let daemon = try Daemon(arguments: ["--demo"])
+        let terminal = try TmuxSession(listview(daemon, "emoji --view keys"), width: 80, height: 24)
+        func statusLine(_ screen: String) -> String {
+            (screen.split(separator: "\n").last { !$0.trimmingCharacters(in: .whitespaces).isEmpty }).map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        var screen = try terminal.waitForScreen { $0.contains("› Smileys") && $0.contains("q quit") }
+        #expect(statusLine(screen).hasPrefix("emoji · v0 · view keys") && statusLine(screen).hasSuffix("j/k h/l ␣ o J/K r · ? keys · q quit"), "\(screen)")
+        try terminal.keys("?")
+        screen = try terminal.waitForScreen { $0.contains("listview keys") && $0.contains("quit (here: hide these keys)") }
+        for action in ["move down, up", "move sideways", "page down, up", "top, bottom", "select, deselect", "expand, collapse an outline item",
+                       "move the item down, up", "re-attach", "show, hide these keys", "Esc alone never quits"] {
+            #expect(screen.contains(action), "\(action):\n\(screen)")
+        }
+        try terminal.keys("Escape")
+        screen = try terminal.waitForScreen { !$0.contains("listview keys") && $0.contains("› Smileys") }
+        try terminal.keys("Escape")
+        screen = try terminal.waitForScreen { $0.contains("Esc does not quit: q quits, ? shows the keys") }
+        #expect(!screen.contains("EXITED") && statusLine(screen).hasSuffix("? keys · q quit"), "\(screen)")
+        // q over the keys hides them; the view goes on.
+        try terminal.keys("?")
+        try terminal.waitForScreen { $0.contains("listview keys") }
+        try terminal.keys("q")
+        screen = try terminal.waitForScreen { !$0.contains("listview keys") && $0.contains("› Smileys") }
+        #expect(!screen.contains("EXITED"))
+        try terminal.tmux(["resize-window", "-t", terminal.name, "-x", "100", "-y", "24"])
+        screen = try terminal.waitForScreen { text in text.split(separator: "\n").contains { $0.count > 80 } && text.contains("q quit") }
+        #expect(statusLine(screen).hasSuffix("j/k h/l ␣ o J/K r · ? keys · q quit"), "\(screen)")
+        try terminal.keys("q")
+        #expect(try terminal.waitForScreen { $0.contains("EXITED") }.contains("EXITED 0"))
+    }
+
     /// The seed's company row pages sideways (groupPaging): l brings the next card in and the cursor
     /// with it, h goes back; the last page stops at the end of the row.
     @Test func hAndLPageTheCompanyRow() throws {
@@ -568,13 +602,27 @@ struct ListviewTerminalTests {
         let socket = directory + "/listd.sock"
         let server = "listd-demo-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let script = protocolDirectory.deletingLastPathComponent().appendingPathComponent("scripts/demo").path
+        // listweb's preferred port taken by the test (never rely on 8111 being free): it takes another.
+        let held = try HeldPort()
         let started = try spawnAndWait(
-            ["bash", script, "--tmux", "--detached"],
+            ["bash", "-c", "exec bash \"$0\" --tmux --detached 2>&1", script],
             environment: [
                 "LISTD_DEMO_BIN": binaryDirectory.path, "LISTD_DEMO_TMUX": server, "LISTD_SOCKET": socket, "XDG_STATE_HOME": directory + "/state",
+                "LISTD_DEMO_WEB_PORT": "\(held.port)",
             ])
-        #expect(started.status == 0)
+        #expect(started.status == 0, "\(started.output)")
         func pane(_ index: Int) throws -> String { try spawnAndWait(["tmux", "-L", server, "capture-pane", "-p", "-t", "demo:0.\(index)"]).output }
+        // The first line is listweb's address (it listens by then), in the status line too and first in listd's pane.
+        let lines = started.output.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("Open in a browser: http://127.0.0.1:") == true && lines.dropFirst().first?.hasPrefix("demo: running in tmux") == true,
+                "\(started.output)")
+        let served = try #require(ServedAddress(lines.first ?? ""), "\(started.output)")
+        #expect(served.port != held.port && served.notes == "(port \(held.port) was taken)")
+        #expect(try httpGet(port: served.port, "/api/sources", token: served.token).body.contains("\"home\""))
+        let status = try spawnAndWait(["tmux", "-L", server, "show-options", "-v", "-t", "demo", "status-left"]).output
+        #expect(status.replacingOccurrences(of: "##", with: "#").contains(lines[0]), "the status line: \(status)")
+        let listdPane = try spawnAndWait(["tmux", "-L", server, "capture-pane", "-p", "-J", "-S", "-", "-t", "demo:0.2"]).output
+        #expect(listdPane.split(separator: "\n").first.map(String.init) == lines[0], "listd's pane:\n\(listdPane)")
         func waitFor(_ index: Int, _ condition: (String) -> Bool) throws -> String {
             var text = ""
             for _ in 0..<600 {
