@@ -345,38 +345,12 @@ struct ListviewResilienceTests {
     }
 }
 
-/// Runs a program to completion with posix_spawn and waitpid, standard output to a temporary file, no
-/// signal blocked (as from a login shell) and `TERM` set; returns its status and output. Foundation's
-/// `Process` would wait for tmux's server too: the server inherits the descriptor `Process` watches.
+/// Runs a program to completion (`spawnProgram`, then waitpid), standard output to a temporary file and
+/// standard error to /dev/null; returns its status and output.
 func spawnAndWait(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (status: Int32, output: String) {
     let outputPath = NSTemporaryDirectory() + "spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
     defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var environment = ProcessInfo.processInfo.environment
-    environment["TERM"] = "xterm-256color"
-    environment.removeValue(forKey: "TMUX")
-    environment.merge(extra) { $1 }
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for pointer in argv { free(pointer) }
-        for pointer in envp { free(pointer) }
-    }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    var pid: pid_t = 0
-    let spawned = ChildProcessLaunch.exclusively { posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) }
-    guard spawned == 0 else { throw ClientError("cannot run \(arguments[0])") }
+    let pid = try spawnProgram(arguments, outputPath: outputPath, errorPath: "/dev/null", environment: extra)
     // Waited for at most five minutes: a tmux command that hangs is killed rather than holding the run.
     var status: Int32 = 0
     let deadline = ContinuousClock.now + .seconds(300)

@@ -6,9 +6,8 @@ import Testing
     import Glibc
 #endif
 
-/// A program running in the background for a test: started with posix_spawn (no signal blocked, as from
-/// a shell, so that a script's traps run), its standard output and error in files; killed and reaped when
-/// the test is done with it.
+/// A program running in the background for a test (`spawnProgram`), its standard output and error in
+/// files; killed and reaped when the test is done with it.
 final class BackgroundProcess {
     let pid: pid_t
     let outputPath: String
@@ -19,38 +18,7 @@ final class BackgroundProcess {
         let base = NSTemporaryDirectory() + "background-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         outputPath = base + ".out"
         errorPath = mergingErrors ? outputPath : base + ".err"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
-        if mergingErrors {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["TERM"] = "xterm-256color"
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        environment.removeValue(forKey: "TMUX")
-        environment.merge(extra) { $1 }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        let spawned = ChildProcessLaunch.exclusively { posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp) }
-        guard spawned == 0 else { throw TestFailure("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
-        self.pid = pid
+        pid = try spawnProgram(arguments, outputPath: outputPath, errorPath: mergingErrors ? nil : errorPath, environment: ["SWIFT_BACKTRACE": "enable=no"].merging(extra) { $1 })
     }
 
     deinit {
