@@ -102,11 +102,14 @@ class Listweb:
 
     def __init__(self, binary, listd, *arguments, port=0, token=None, preexec_fn=None):
         self.binary, self.listd, self.arguments, self.preexec_fn = binary, listd, arguments, preexec_fn
+        # Without --token-file, listweb keeps its token in a state directory: the test's own, never the
+        # home directory's (the same one on a restart, so the token survives it).
+        self.state = [] if "--token-file" in arguments else ["--state-directory", tempfile.mkdtemp(prefix="listweb-state-", dir=os.path.dirname(listd.socket_path))]
         self.start(port, token)
 
     def start(self, port, token):
         self.process = subprocess.Popen(
-            [self.binary, "--socket", self.listd.socket_path, "--port", str(port), *self.arguments], stdout=subprocess.PIPE,
+            [self.binary, "--socket", self.listd.socket_path, "--port", str(port), *self.state, *self.arguments], stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, preexec_fn=self.preexec_fn)
         line = self.process.stdout.readline()
         if not line.startswith("listweb: serving http://"):
@@ -244,9 +247,11 @@ class Checks:
         assert [section["id"] for section in boxes] == ["consult", "company", "expert"], boxes
         assert boxes[0]["top"] < boxes[1]["top"] < boxes[2]["top"], "the sections one under the other"
         consult, company, expert = boxes
-        # Consult cards: as wide as the screen (375 points), 200 high, one under the other.
+        # Consult cards: as wide as the collection (the window's width, up to 768 points), 200 high, one
+        # under the other.
+        width = page.evaluate("document.getElementById('collection').getBoundingClientRect().width")
         for cell in consult["cells"]:
-            assert abs(cell["width"] - 375) <= 1 and abs(cell["height"] - 200) <= 1, cell
+            assert abs(cell["width"] - width) <= 1 and abs(cell["height"] - 200) <= 1, (width, cell)
         assert consult["cells"][1]["y"] >= consult["cells"][0]["y"] + 200
         # Companies: 350 × 200 cards side by side in a row that scrolls sideways.
         first, second = company["cells"][:2]

@@ -2,19 +2,26 @@
 // element. Everything listd sends is data: it is inserted as text (textContent), never as HTML, and an
 // image is shown from an http(s) or data:image URL only; any other string is drawn as a symbol (text).
 
-/** Semantic colours and fonts of UIKit's list styles, as CSS. */
+/** UIKit's semantic and system colours, as the custom properties style.css defines (light and dark). */
+const NAMED_COLORS = [
+  "label", "secondaryLabel", "tertiaryLabel", "quaternaryLabel", "systemBackground", "secondarySystemBackground",
+  "tertiarySystemBackground", "systemGroupedBackground", "secondarySystemGroupedBackground", "tertiarySystemGroupedBackground",
+  "separator", "opaqueSeparator", "systemBlue", "systemRed", "systemGreen", "systemOrange", "systemYellow", "systemPink",
+  "systemPurple", "systemTeal", "systemIndigo", "systemGray", "systemGray2", "systemGray3", "systemGray4", "systemGray5",
+  "systemGray6", "systemFill", "tintColor",
+];
 const colors = {
-  label: "var(--label)", secondaryLabel: "var(--secondary-label)", tertiaryLabel: "var(--tertiary-label)",
-  systemBackground: "var(--background)", secondarySystemBackground: "var(--secondary-background)",
-  systemGroupedBackground: "var(--grouped-background)", secondarySystemGroupedBackground: "var(--secondary-grouped-background)",
-  separator: "var(--separator)", tintColor: "var(--tint)", systemBlue: "var(--tint)", systemRed: "#ff3b30",
-  systemGreen: "#34c759", systemOrange: "#ff9500", systemYellow: "#ffcc00", systemPink: "#ff2d55",
-  systemPurple: "#af52de", systemGray: "#8e8e93", clear: "transparent", white: "#fff", black: "#000",
+  ...Object.fromEntries(NAMED_COLORS.map((name) => [name, `var(--${name})`])),
+  tint: "var(--tintColor)", accent: "var(--tintColor)", accentColor: "var(--tintColor)",
+  clear: "transparent", white: "#fff", black: "#000",
 };
-const fonts = {
-  body: "17px", callout: "16px", subheadline: "15px", footnote: "13px", caption1: "12px", caption2: "11px",
-  headline: "600 17px", title3: "20px", title2: "22px", title1: "28px", largeTitle: "34px",
+/** UIKit's text styles at the default size (points = CSS px): weight, size, leading. */
+export const TEXT_STYLES = {
+  largeTitle: [400, 34, 41], title1: [400, 28, 34], title2: [400, 22, 28], title3: [400, 20, 25], headline: [600, 17, 22],
+  body: [400, 17, 22], callout: [400, 16, 21], subheadline: [400, 15, 20], footnote: [400, 13, 18], caption1: [400, 12, 16],
+  caption2: [400, 11, 13], extraLargeTitle: [700, 36, 43], extraLargeTitle2: [700, 28, 34],
 };
+const FONT_FAMILY = 'system-ui, -apple-system, "Noto Sans", "Noto Sans CJK KR", sans-serif';
 
 /** A CSS colour from a semantic name, #rgb(a) or rgb()/rgba(); anything else is left out. */
 export function cssColor(value) {
@@ -25,14 +32,14 @@ export function cssColor(value) {
   return null;
 }
 
-/** A CSS font shorthand from a text style name ("body", "title3.bold"). */
+/** A CSS font shorthand from a text style name ("body", "title3.bold"), at UIKit's size and leading. */
 export function cssFont(value) {
   if (typeof value !== "string") return null;
   const [name, weight] = value.split(".");
-  const size = Object.hasOwn(fonts, name) ? fonts[name] : null;
-  if (!size) return null;
-  const bold = weight === "bold" ? "700 " : "";
-  return `${bold}${size} system-ui, -apple-system, "Noto Sans", "Noto Sans CJK KR", sans-serif`;
+  if (!Object.hasOwn(TEXT_STYLES, name)) return null;
+  const [regular, size, leading] = TEXT_STYLES[name];
+  const bold = weight === "bold" ? 700 : weight === "semibold" ? 600 : regular;
+  return `${bold} ${size}px/${leading}px ${FONT_FAMILY}`;
 }
 
 let imageOrigins = new Set();
@@ -87,6 +94,11 @@ export function visibleName(name) {
   }).join("");
 }
 
+function setVariable(node, name, value) {
+  if (value) node.style.setProperty(name, value);
+  else node.style.removeProperty(name);
+}
+
 function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -131,7 +143,14 @@ function accessoryNode(accessory, state) {
     case "multiselect": return element("span", "accessory multiselect", state.selected ? "◉" : "○");
     case "label": return firstLine(accessory.text) ? element("span", "accessory label", firstLine(accessory.text)) : null;
     case "customView": return firstLine(accessory.text) ? element("span", "accessory custom", firstLine(accessory.text)) : null;
-    case "outlineDisclosure": return element("button", "accessory outline", accessory.expanded ? "⌄" : "›");
+    case "outlineDisclosure": {
+      // A chevron that turns down when open (style.css); the row is the control (view.js): the chevron is
+      // not a tab stop of its own.
+      const chevron = element("button", `accessory outline${accessory.expanded ? " expanded" : ""}`, "›");
+      chevron.tabIndex = -1;
+      chevron.setAttribute("aria-hidden", "true");
+      return chevron;
+    }
     case "popUpMenu": {
       const choice = firstLine(accessory.selectedElement);
       return element("span", "accessory popup", choice ? `${choice} ⌃⌄` : "⌃⌄");
@@ -187,13 +206,21 @@ export function drawCell(node, cell) {
     return;
   }
   const content = cell.content || {};
+  // The background configuration, as custom properties the section's appearance uses (style.css): a card
+  // in a compositional section takes all of it; a list row takes its colour and stroke (its corners are
+  // the list's: an inset grouped section rounds its first and last row).
   const background = cell.background || {};
   const backgroundColor = cssColor(background.backgroundColor);
-  node.style.background = backgroundColor || "";
-  node.style.borderRadius = Number.isFinite(background.cornerRadius) ? `${background.cornerRadius}px` : "";
+  setVariable(node, "--cell-background", backgroundColor);
+  setVariable(node, "--cell-radius", Number.isFinite(background.cornerRadius) ? `${background.cornerRadius}px` : null);
   const stroke = cssColor(background.strokeColor);
-  node.style.boxShadow = stroke && background.strokeWidth > 0 ? `inset 0 0 0 ${Number(background.strokeWidth)}px ${stroke}` : "";
+  setVariable(node, "--cell-stroke", stroke && background.strokeWidth > 0 ? `inset 0 0 0 ${Number(background.strokeWidth)}px ${stroke}` : null);
   node.dataset.style = typeof content.type === "string" ? content.type : "cell";
+  // A plugin's content carries its text properties at the top (the emoji plugin: font largeTitle,
+  // alignment center); the built-in styles carry them in textProperties.
+  const plugin = node.dataset.style.startsWith("plugin:");
+  const textProperties = content.textProperties || (plugin ? content : null);
+  node.classList.toggle("centered", !!textProperties && textProperties.alignment === "center");
   const level = Number.isInteger(cell.indentationLevel) ? cell.indentationLevel : 0;
   node.style.setProperty("--indent", String(level));
 
@@ -228,7 +255,7 @@ export function drawCell(node, cell) {
   if (content.prefersSideBySideTextAndSecondaryText || content.type === "valueCell") texts.classList.add("side-by-side");
   if (content.text !== undefined && content.text !== null) {
     const text = element("span", "text", content.text);
-    applyTextProperties(text, content.textProperties);
+    applyTextProperties(text, textProperties);
     texts.append(text);
   }
   if (content.secondaryText !== undefined && content.secondaryText !== null && content.secondaryText !== "") {

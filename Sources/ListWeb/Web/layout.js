@@ -122,15 +122,22 @@ export function styleSection(sectionNode, itemsNode, entry) {
   };
 }
 
-/** Places a badge (an item-anchored supplementary item) in its cell, as its container anchor says. */
+// A badge's height in rows is lines of a badge: 20 points each (Apple's badge sample draws 20-point badges;
+// a terminal row is one line of text).
+export const BADGE_LINE = 20;
+
+/**
+ * Places a badge (an item-anchored supplementary item) in its cell, as its container anchor says. Its
+ * layout width is its least width: it grows with its text ("12", "999+") and never wraps.
+ */
 export function placeBadge(node, badge) {
   const anchor = badge.containerAnchor || {};
   const edges = anchor.edges || [];
   const offset = anchor.fractionalOffset || {};
   const absolute = anchor.absoluteOffset || {};
   node.style.position = "absolute";
-  node.style.width = widthOf(badge.width, "100%").replace("var(--content-width)", "100%");
-  node.style.height = badge.height && badge.height.absolute !== undefined ? `${badge.height.absolute * ROW}px` : "auto";
+  node.style.minWidth = `max(20px, ${widthOf(badge.width, "0px").replace("var(--content-width)", "100%")})`;
+  node.style.height = badge.height && badge.height.absolute !== undefined ? `${Math.max(1, badge.height.absolute) * BADGE_LINE}px` : "";
   const x = edges.includes("leading") ? "0%" : edges.includes("trailing") ? "100%" : "50%";
   const y = edges.includes("top") ? "0%" : edges.includes("bottom") ? "100%" : "50%";
   node.style.left = x;
@@ -138,5 +145,20 @@ export function placeBadge(node, badge) {
   // The view's own anchor point sits on the container's, then moves by its fractional offset.
   const ownX = edges.includes("leading") ? 0 : edges.includes("trailing") ? -100 : -50;
   const ownY = edges.includes("top") ? 0 : edges.includes("bottom") ? -100 : -50;
-  node.style.transform = `translate(calc(${ownX + (offset.x || 0) * 100}% + ${(absolute.x || 0) * COLUMN}px), calc(${ownY + (offset.y || 0) * 100}% + ${(absolute.y || 0) * ROW}px))`;
+  node.style.transform = `translate(calc(${ownX + (offset.x || 0) * 100}% + ${(absolute.x || 0) * COLUMN}px), calc(${ownY + (offset.y || 0) * 100}% + ${(absolute.y || 0) * BADGE_LINE}px))`;
+}
+
+/** Appearances drawn on systemGroupedBackground. */
+const GROUPED_APPEARANCES = new Set(["grouped", "insetGrouped", "sidebar"]);
+
+/**
+ * Whether the page is grouped (its background systemGroupedBackground, as a collection view's with a
+ * grouped list layout): the default section is a grouped, inset grouped or sidebar list, or, without a
+ * default, every section the layout names is one.
+ */
+export function pageIsGrouped(layout) {
+  const grouped = (entry) => !!(entry && entry.list && GROUPED_APPEARANCES.has(entry.list.appearance));
+  if (layout && layout.default) return grouped(layout.default);
+  const named = Object.values((layout && layout.sections) || {});
+  return named.length > 0 && named.every(grouped);
 }

@@ -5,12 +5,19 @@
 
 import { SnapshotModel } from "./model.js";
 import { drawCell, drawSupplementary } from "./cells.js";
-import { sectionLayout, styleSection, placeBadge } from "./layout.js";
+import { sectionLayout, styleSection, placeBadge, pageIsGrouped } from "./layout.js";
 import { ListdSocket } from "./socket.js";
 
 const ANIMATION_MS = 250;
 // Index paths per dequeue: each request stays far below the largest message listweb takes (1 MiB).
 const DEQUEUE_CHUNK = 1000;
+// Closes the page makes itself (to attach again): not an outage.
+const OWN_CLOSES = new Set(["re-attaching", "waiting", "dropped"]);
+
+/** Whether the person asked for less motion (then nothing animates: no FLIP, no CSS transitions). */
+function reducedMotion() {
+  return typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
+}
 
 export class CollectionView {
   constructor(root, { dataSource, socketURL, actions }) {
@@ -43,10 +50,47 @@ export class CollectionView {
     this.applyScheduled = false;
     this.near = new Set(); // items in or near the viewport (what the animation measures)
     this.visible = new Set(); // items on screen
+    this.current = null; // the cell that takes the focus (roving tabindex): the one tab stop of the view
+    this.headerCount = 0;
+    this.root.setAttribute("aria-label", dataSource);
+    this.root.addEventListener("keydown", (key) => this.keyDown(key));
+    this.root.addEventListener("focusin", (focus) => {
+      const cell = focus.target.closest && focus.target.closest(".cell");
+      if (cell && this.root.contains(cell)) this.makeCurrent(cell);
+    });
+    // The outage banner: shown while listd (or listweb) does not answer, with the content greyed.
+    this.banner = document.createElement("div");
+    this.banner.className = "outage";
+    this.banner.setAttribute("role", "alert");
+    this.banner.hidden = true;
+    this.root.before(this.banner);
+    this.offline = false;
+  }
+
+  /** Says listd cannot be reached: the banner, the content greyed (and not operable) until it is back. */
+  showOutage(reason) {
+    this.offline = true;
+    this.banner.textContent = `listd is not answering (${reason}): what you see may be out of date. Reconnecting…`;
+    this.banner.hidden = false;
+    this.root.classList.add("offline");
+    this.root.setAttribute("aria-busy", "true");
+    this.root.setAttribute("aria-disabled", "true");
+  }
+
+  hideOutage() {
+    if (!this.offline) return;
+    this.offline = false;
+    this.banner.hidden = true;
+    this.banner.textContent = "";
+    this.root.classList.remove("offline");
+    this.root.removeAttribute("aria-busy");
+    this.root.removeAttribute("aria-disabled");
   }
 
   say(text) {
-    if (this.status) this.status.textContent = text;
+    if (!this.status) return;
+    this.status.textContent = text;
+    this.status.title = text; // on one line, cut with an ellipsis when narrow: the whole of it on hover
   }
 
   // MARK: Connecting
@@ -56,6 +100,7 @@ export class CollectionView {
       await this.connect(false);
     } catch (error) {
       this.say(`cannot attach: ${error.message}`);
+      this.showOutage(error.message);
       this.scheduleReconnect();
     }
   }
@@ -100,6 +145,7 @@ export class CollectionView {
       this.redequeueAll();
     }
     this.ready = true;
+    this.hideOutage();
     this.say(`${this.dataSource} · version ${this.version} · view ${this.viewName}`);
   }
 
@@ -118,6 +164,7 @@ export class CollectionView {
     if (this.stopped) return;
     this.ready = false;
     this.say(`disconnected (${reason}); reconnecting…`);
+    if (!OWN_CLOSES.has(reason)) this.showOutage(reason);
     this.scheduleReconnect(true);
   }
 
@@ -128,6 +175,7 @@ export class CollectionView {
         await this.connect(resume);
       } catch (error) {
         this.say(`reconnecting: ${error.message}`);
+        this.showOutage(error.message);
         this.scheduleReconnect(resume);
       }
     }, this.reconnectDelay);
@@ -207,9 +255,7 @@ export class CollectionView {
           if (cell.elementKind) {
             drawSupplementary(node, cell);
           } else {
-            const badges = [...node.querySelectorAll(".badge")];
-            drawCell(node, cell);
-            node.append(...badges);
+            this.draw(node, cell);
           }
         }
         return true;
@@ -300,6 +346,10 @@ export class CollectionView {
     this.cellNodes.clear();
     this.displayed.clear();
     this.wanted.clear();
+    // The whole page in the grouped background where the layout is grouped (as a collection view's).
+    const grouped = pageIsGrouped(this.layout);
+    document.documentElement.classList.toggle("page-grouped", grouped);
+    document.documentElement.classList.toggle("page-plain", !grouped);
     this.reconcile();
   }
 
@@ -313,24 +363,29 @@ export class CollectionView {
       header.className = "supplementary header";
       header.hidden = true;
       items.className = "items";
+      items.setAttribute("role", "list");
+      header.id = `listweb-header-${++this.headerCount}`;
       footer.className = "supplementary footer";
       footer.hidden = true;
       node.append(header, items, footer);
       node.dataset.section = id;
       const shape = styleSection(node, items, sectionLayout(this.layout, id));
-      entry = { node, header, items, footer, shape, supplementariesAsked: false };
+      entry = { node, header, items, footer, shape, supplementariesAsked: false, tree: false };
       this.sectionNodes.set(id, entry);
     }
     return entry;
   }
 
-  cellNode(id, shape) {
+  cellNode(id, entry) {
+    const shape = entry.shape;
     let node = this.cellNodes.get(id);
     if (!node) {
       node = document.createElement("div");
       node.className = "cell placeholder";
       node.dataset.item = id;
-      node.addEventListener("click", (click) => this.clicked(id, click));
+      node.tabIndex = -1;
+      node.setAttribute("role", entry.tree ? "treeitem" : "listitem");
+      node.addEventListener("click", () => this.clicked(id));
       for (const badge of shape.badges || []) {
         const badgeNode = document.createElement("div");
         badgeNode.className = "supplementary badge";
@@ -363,7 +418,7 @@ export class CollectionView {
       previous = entry.node;
       let previousCell = null;
       for (const id of section.items) {
-        const node = this.cellNode(id, entry.shape);
+        const node = this.cellNode(id, entry);
         const expectedCell = previousCell ? previousCell.nextSibling : entry.items.firstChild;
         if (expectedCell !== node) entry.items.insertBefore(node, expectedCell);
         previousCell = node;
@@ -378,6 +433,9 @@ export class CollectionView {
         this.askSupplementaries(section.id);
       }
     }
+    // One tab stop: the current cell while it is shown, else the first.
+    const current = this.current && this.current.isConnected ? this.current : this.root.querySelector(".items > .cell");
+    if (current) this.makeCurrent(current);
   }
 
   rebuildSupplementaries() {
@@ -398,6 +456,7 @@ export class CollectionView {
         node.dataset.kind = kind;
         drawSupplementary(node, reply.cell);
         if (entry.shape.pinnedHeader && node === entry.header) node.classList.add("pinned");
+        if (node === entry.header) entry.items.setAttribute("aria-labelledby", node.id);
       } catch {
         node.hidden = true; // no provider for it: nothing to show
       }
@@ -513,9 +572,7 @@ export class CollectionView {
       const node = this.cellNodes.get(cell.item);
       if (!node) continue;
       if (cell.cell) this.displayed.set(cell.item, cell.cell);
-      const badges = [...node.querySelectorAll(".badge")];
-      drawCell(node, cell);
-      node.append(...badges);
+      const badges = this.draw(node, cell);
       for (const badge of badges) this.dequeueBadge(cell, badge);
     }
   }
@@ -533,37 +590,155 @@ export class CollectionView {
 
   // MARK: Actions (listweb started with --allow-actions)
 
-  async clicked(id, click) {
+  /** A click: on a parent row of an outline (the whole row, as its chevron), opens or closes it; else selects. */
+  clicked(id) {
+    const node = this.cellNodes.get(id);
+    if (node && node.hasAttribute("aria-expanded")) return this.setExpanded(id, node.getAttribute("aria-expanded") !== "true");
+    return this.select(id);
+  }
+
+  /** Opens (`expand`) or closes a parent row of an outline, in this view. */
+  async setExpanded(id, expand) {
+    if (!this.actions) {
+      this.say("read-only: listweb was started without --allow-actions");
+      return;
+    }
+    const path = this.model.indexPathOf(id);
+    if (!path) return;
+    const section = this.model.sections[path[0]].id;
+    if (!this.expandsInOwnView) {
+      // The data source's outline is shared by every view: a page changes its own view only.
+      this.say("the outline's expansion is shared by every view: a page expands only where the data source lets views expand on their own (expansion scope perView)");
+      return;
+    }
+    try {
+      await this.socket.request(expand ? "expandInView" : "collapseInView", { view: this.viewName, section, items: [id] });
+      (this.ownExpansion[section] ||= Object.create(null))[id] = expand;
+    } catch (error) {
+      this.say(`refused: ${error.message}`);
+    }
+  }
+
+  /** Selects a cell, or deselects a selected one (setState). */
+  async select(id) {
     if (!this.actions) {
       this.say("read-only: listweb was started without --allow-actions");
       return;
     }
     const node = this.cellNodes.get(id);
     try {
-      if (click.target.closest(".accessory.outline")) {
-        const path = this.model.indexPathOf(id);
-        if (!path) return;
-        const section = this.model.sections[path[0]].id;
-        const expand = click.target.textContent !== "⌄";
-        if (this.expandsInOwnView) {
-          await this.socket.request(expand ? "expandInView" : "collapseInView", { view: this.viewName, section, items: [id] });
-          (this.ownExpansion[section] ||= Object.create(null))[id] = expand;
-        } else {
-          // The data source's outline is shared by every view: a page changes its own view only.
-          this.say("the outline's expansion is shared by every view: a page expands only where the data source lets views expand on their own (expansion scope perView)");
-        }
-        return;
-      }
       const selected = node && node.classList.contains("selected");
       const reply = await this.socket.request("setState", { view: this.viewName, item: id, state: { selected: !selected } });
-      if (reply.cell && node) {
-        const badges = [...node.querySelectorAll(".badge")];
-        drawCell(node, reply.cell);
-        node.append(...badges);
-      }
+      if (reply.cell && node) this.draw(node, reply.cell);
     } catch (error) {
       this.say(`refused: ${error.message}`);
     }
+  }
+
+  // MARK: Drawing, roles and states for assistive technology
+
+  /** Draws a dequeued cell into its node (keeping its badges) with its role and states; the badges. */
+  draw(node, cell) {
+    const badges = [...node.querySelectorAll(":scope > .badge")];
+    drawCell(node, cell);
+    node.append(...badges);
+    this.describe(node, cell);
+    return badges;
+  }
+
+  /**
+   * The role and states of a cell: an item of a list, or of a tree once its section shows an outline
+   * (a cell with an outline disclosure or an indentation), with its level and whether it is open;
+   * selected, disabled.
+   */
+  describe(node, cell) {
+    const entry = this.sectionNodes.get(node.closest("section") && node.closest("section").dataset.section);
+    const accessories = Array.isArray(cell.accessories) ? cell.accessories : [];
+    const disclosure = accessories.find((accessory) => accessory && accessory.type === "outlineDisclosure");
+    const level = Number.isInteger(cell.indentationLevel) ? cell.indentationLevel : 0;
+    if (entry && !entry.tree && (disclosure || level > 0)) {
+      entry.tree = true;
+      entry.items.setAttribute("role", "tree");
+      for (const other of entry.items.querySelectorAll(":scope > .cell")) other.setAttribute("role", "treeitem");
+    }
+    const tree = !!(entry && entry.tree);
+    node.setAttribute("role", tree ? "treeitem" : "listitem");
+    if (tree) node.setAttribute("aria-level", String(level + 1));
+    else node.removeAttribute("aria-level");
+    if (disclosure && disclosure.hidden !== true) node.setAttribute("aria-expanded", String(disclosure.expanded === true));
+    else node.removeAttribute("aria-expanded");
+    const state = cell.state || {};
+    node.setAttribute("aria-selected", String(!!state.selected));
+    if (state.disabled) node.setAttribute("aria-disabled", "true");
+    else node.removeAttribute("aria-disabled");
+  }
+
+  // MARK: The keyboard: one tab stop (the current cell), arrows between cells, Enter or Space selects,
+  // Right and Left open and close an outline's rows (Left on a child goes to its parent).
+
+  makeCurrent(node) {
+    if (this.current === node && node.tabIndex === 0) return;
+    if (this.current && this.current !== node) this.current.tabIndex = -1;
+    this.current = node;
+    node.tabIndex = 0;
+  }
+
+  focusCell(node) {
+    if (!node) return;
+    this.makeCurrent(node);
+    node.focus();
+  }
+
+  /** The parent row of a child row of an outline: the nearest row before it one level up. */
+  parentOf(node) {
+    const level = Number(node.getAttribute("aria-level") || 1);
+    if (level <= 1) return null;
+    for (let row = node.previousElementSibling; row; row = row.previousElementSibling) {
+      if (row.classList.contains("cell") && Number(row.getAttribute("aria-level") || 1) < level) return row;
+    }
+    return null;
+  }
+
+  keyDown(key) {
+    if (key.altKey || key.ctrlKey || key.metaKey) return;
+    const node = key.target.closest && key.target.closest(".cell");
+    if (!node || !this.root.contains(node) || this.offline) return;
+    const cells = [...this.root.querySelectorAll(":scope > section > .items > .cell")];
+    const index = cells.indexOf(node);
+    const id = node.dataset.item;
+    const tree = node.getAttribute("role") === "treeitem";
+    const expanded = node.getAttribute("aria-expanded");
+    switch (key.key) {
+      case "ArrowDown":
+        this.focusCell(cells[index + 1]);
+        break;
+      case "ArrowUp":
+        this.focusCell(cells[index - 1]);
+        break;
+      case "ArrowRight":
+        if (tree && expanded === "false") this.setExpanded(id, true);
+        else if (tree && expanded === "true") this.focusCell(cells[index + 1]);
+        else if (!tree) this.focusCell(cells[index + 1]);
+        break;
+      case "ArrowLeft":
+        if (tree && expanded === "true") this.setExpanded(id, false);
+        else if (tree) this.focusCell(this.parentOf(node));
+        else this.focusCell(cells[index - 1]);
+        break;
+      case "Home":
+        this.focusCell(cells[0]);
+        break;
+      case "End":
+        this.focusCell(cells[cells.length - 1]);
+        break;
+      case "Enter":
+      case " ":
+        this.select(id);
+        break;
+      default:
+        return;
+    }
+    key.preventDefault();
   }
 
   // MARK: Animation (FLIP: first positions, last positions, invert, play)
@@ -579,6 +754,7 @@ export class CollectionView {
   }
 
   animate(before, effect) {
+    if (reducedMotion()) return; // the change is applied at once, nothing moves
     for (const id of new Set([...this.near, ...effect.inserted])) {
       const node = this.cellNodes.get(id);
       if (!node) continue;
