@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """listweb's pages in UIKit's system look, and usable without a mouse (issue 49 items 1 and 2), in Chromium:
 
-- the look: an inset grouped page all in systemGroupedBackground, its sections' first and last rows rounded
+- the look: plain, grouped, insetGrouped and sidebar lists side by side, each with UIKit's row background,
+  inset, radii and separators from the text's leading edge; an inset grouped page all in systemGroupedBackground, its sections' first and last rows rounded
   (10) and inset by the layout margins (16 at 390 points, 20 wider), rows at least 44 tall; grouped headers
   in footnote (13), secondaryLabel, upper-cased; the styled screen's cards drawn as cards with a badge "12"
   on one line; the emoji plugin's largeTitle at 34 px; the dark palette with prefers-color-scheme: dark;
@@ -31,6 +32,23 @@ GROUPED_BACKGROUND = {"light": "rgb(242, 242, 247)", "dark": "rgb(0, 0, 0)"}
 CELL_BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(28, 28, 30)"}
 LABEL = {"light": "rgb(0, 0, 0)", "dark": "rgb(255, 255, 255)"}
 SECONDARY_LABEL = {"light": "rgba(60, 60, 67, 0.6)", "dark": "rgba(235, 235, 245, 0.6)"}
+SYSTEM_BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(0, 0, 0)"}
+
+# One section per list appearance, three rows each.
+APPEARANCES = ["plain", "grouped", "insetGrouped", "sidebar"]
+LOOKS = {
+    "snapshot": {"sections": [{"id": name, "items": [{"id": f"{name}-{n}", "data": {"title": f"{name} {n}"}} for n in range(3)]}
+                              for name in APPEARANCES]},
+    "layout": {"default": {"list": {"appearance": "plain"}}, "sections": {name: {"list": {"appearance": name}} for name in APPEARANCES}},
+}
+
+# Per row of a section: where its text starts, and whether its separator is drawn.
+SEPARATORS = """(section) => [...document.querySelectorAll(`section[data-section="${section}"] > .items > .cell`)].map(cell => {
+  const texts = cell.querySelector('.texts'); const text = cell.querySelector('.text');
+  return {row: cell.getBoundingClientRect().left, text: text.getBoundingClientRect().left,
+          separator: getComputedStyle(texts, '::after').display !== 'none',
+          separatorStart: texts.getBoundingClientRect().left};
+})"""
 
 # The README's first styled screen ("Your first styled screen"), with a two-digit badge.
 SHOP = {
@@ -102,6 +120,10 @@ class AppearanceChecks(Checks):
         listd.request("setSupplementaryProvider", dataSource="shop", elementKind="header", rules=[], default="shopHeader")
         listd.request("setSupplementaryProvider", dataSource="shop", elementKind="badge", rules=[], default="shopBadge")
         listd.request("setLayout", dataSource="shop", layout=SHOP["layout"])
+        listd.request("apply", dataSource="looks", snapshot=LOOKS["snapshot"])
+        listd.request("register", registration="lookRow", replace=True, contentConfiguration={"type": "cell", "text": "{{title}}"})
+        listd.request("setCellProvider", dataSource="looks", rules=[], default="lookRow")
+        listd.request("setLayout", dataSource="looks", layout=LOOKS["layout"])
 
     def shot(self, page, name):
         page.screenshot(path=os.path.join(self.arguments.artifacts, f"appearance-{name}.png"))
@@ -148,6 +170,44 @@ class AppearanceChecks(Checks):
                 assert secondary == SECONDARY_LABEL[scheme], secondary
                 self.shot(page, f"outline-{width}-{scheme}")
                 page.context.close()
+
+    def every_list_appearance(self):
+        """plain, grouped, insetGrouped and sidebar side by side on a plain page, light and dark: each with
+        UIKit's row background, inset, corner radii and separators (from the text's leading edge)."""
+        for scheme in ["light", "dark"]:
+            page = self.page(self.reader, "/sources/looks", width=390, height=1200)
+            page.emulate_media(color_scheme=scheme)
+            page.wait_for_function("document.querySelectorAll('section > .items > .cell:not(.placeholder)').length >= 12", timeout=20000)
+            collection = page.evaluate("(() => { const box = document.getElementById('collection').getBoundingClientRect(); return {left: box.left, right: box.right}; })()")
+            assert page.evaluate("getComputedStyle(document.body).backgroundColor") == SYSTEM_BACKGROUND[scheme], scheme
+            rows = {name: page.evaluate(ROWS, name) for name in APPEARANCES}
+            lines = {name: page.evaluate(SEPARATORS, name) for name in APPEARANCES}
+            for name in APPEARANCES:
+                assert len(rows[name]) == 3 and all(row["height"] >= 44 for row in rows[name]), (name, rows[name])
+                assert all(row["color"] == LABEL[scheme] for row in rows[name]), (name, rows[name])
+            # plain: rows as wide as the collection on systemBackground, square, a separator under every row
+            # that starts where the text does.
+            for row, line in zip(rows["plain"], lines["plain"]):
+                assert row["left"] == collection["left"] and row["right"] == collection["right"], row
+                assert row["background"] == SYSTEM_BACKGROUND[scheme] and row["topLeft"] == row["bottomLeft"] == "0px", row
+                assert line["separator"] and line["separatorStart"] == line["text"] > line["row"], line
+            # grouped: as wide, on secondarySystemGroupedBackground, square; no separator under the last row.
+            for row in rows["grouped"]:
+                assert row["left"] == collection["left"] and row["right"] == collection["right"], row
+                assert row["background"] == CELL_BACKGROUND[scheme] and row["topLeft"] == row["bottomRight"] == "0px", row
+            assert [line["separator"] for line in lines["grouped"]] == [True, True, False], lines["grouped"]
+            assert all(line["separatorStart"] == line["text"] > line["row"] for line in lines["grouped"]), lines["grouped"]
+            # insetGrouped: inset by the layout margin, the first and last rows rounded.
+            inset = rows["insetGrouped"]
+            assert all(abs(row["left"] - collection["left"] - 16) <= 0.5 and abs(collection["right"] - row["right"] - 16) <= 0.5 for row in inset), inset
+            assert inset[0]["topLeft"] == "10px" and inset[0]["bottomLeft"] == "0px" and inset[2]["bottomRight"] == "10px" and inset[1]["topRight"] == "0px", inset
+            assert [line["separator"] for line in lines["insetGrouped"]] == [True, True, False], lines["insetGrouped"]
+            # sidebar: rows inset by 10, each rounded, on the page's own background, no separators.
+            for row, line in zip(rows["sidebar"], lines["sidebar"]):
+                assert abs(row["left"] - collection["left"] - 10) <= 0.5 and row["topLeft"] == row["bottomRight"] == "10px", row
+                assert row["background"] == "rgba(0, 0, 0, 0)" and not line["separator"], (row, line)
+            self.shot(page, f"lists-{scheme}")
+            page.context.close()
 
     def cards_badges_and_headers(self):
         for width in [390, 1280]:
@@ -348,7 +408,7 @@ class AppearanceChecks(Checks):
 
 def main():
     run_checks(AppearanceChecks, lambda checks: [
-        checks.inset_grouped_pages_are_grouped_throughout, checks.cards_badges_and_headers,
+        checks.inset_grouped_pages_are_grouped_throughout, checks.every_list_appearance, checks.cards_badges_and_headers,
         checks.the_emoji_plugins_large_title_is_34_points, checks.home_cards_start_at_the_top,
         checks.the_index_and_the_bar_at_phone_width, checks.the_outline_is_a_tree_for_the_keyboard,
         checks.reduced_motion_turns_animation_off, checks.an_outage_is_shown_until_listd_is_back])
