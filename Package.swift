@@ -185,7 +185,7 @@ let package = Package(
             resources: [
                 .embedInCode("Web/index.html"), .embedInCode("Web/source.html"), .embedInCode("Web/style.css"), .embedInCode("Web/index.js"),
                 .embedInCode("Web/source.js"), .embedInCode("Web/view.js"), .embedInCode("Web/model.js"), .embedInCode("Web/layout.js"),
-                .embedInCode("Web/cells.js"), .embedInCode("Web/socket.js"),
+                .embedInCode("Web/cells.js"), .embedInCode("Web/socket.js"), .embedInCode("Web/access.js"),
             ]),
         .testTarget(name: "ListWebTests", dependencies: ["ListWeb", "ListWire", "DiffableCore"]),
         .executableTarget(

@@ -19,6 +19,7 @@ enum WebAssets {
         case "layout.js": return Asset(bytes: PackageResources.layout_js, contentType: "text/javascript; charset=utf-8")
         case "cells.js": return Asset(bytes: PackageResources.cells_js, contentType: "text/javascript; charset=utf-8")
         case "socket.js": return Asset(bytes: PackageResources.socket_js, contentType: "text/javascript; charset=utf-8")
+        case "access.js": return Asset(bytes: PackageResources.access_js, contentType: "text/javascript; charset=utf-8")
         default: return nil
         }
     }

@@ -7,6 +7,7 @@ import { SnapshotModel } from "./model.js";
 import { drawCell, drawSupplementary } from "./cells.js";
 import { sectionLayout, styleSection, placeBadge, pageIsGrouped } from "./layout.js";
 import { ListdSocket } from "./socket.js";
+import { RovingFocus, describeCell } from "./access.js";
 
 const ANIMATION_MS = 250;
 // Index paths per dequeue: each request stays far below the largest message listweb takes (1 MiB).
@@ -50,14 +51,13 @@ export class CollectionView {
     this.applyScheduled = false;
     this.near = new Set(); // items in or near the viewport (what the animation measures)
     this.visible = new Set(); // items on screen
-    this.current = null; // the cell that takes the focus (roving tabindex): the one tab stop of the view
+    this.focus = new RovingFocus(this.root, {
+      expand: (id, open) => this.setExpanded(id, open),
+      select: (id) => this.select(id),
+      operable: () => !this.offline,
+    });
     this.headerCount = 0;
     this.root.setAttribute("aria-label", dataSource);
-    this.root.addEventListener("keydown", (key) => this.keyDown(key));
-    this.root.addEventListener("focusin", (focus) => {
-      const cell = focus.target.closest && focus.target.closest(".cell");
-      if (cell && this.root.contains(cell)) this.makeCurrent(cell);
-    });
     // The outage banner: shown while listd (or listweb) does not answer, with the content greyed.
     this.banner = document.createElement("div");
     this.banner.className = "outage";
@@ -434,8 +434,7 @@ export class CollectionView {
       }
     }
     // One tab stop: the current cell while it is shown, else the first.
-    const current = this.current && this.current.isConnected ? this.current : this.root.querySelector(".items > .cell");
-    if (current) this.makeCurrent(current);
+    this.focus.keepOneTabStop();
   }
 
   rebuildSupplementaries() {
@@ -635,110 +634,16 @@ export class CollectionView {
     }
   }
 
-  // MARK: Drawing, roles and states for assistive technology
+  // MARK: Drawing
 
   /** Draws a dequeued cell into its node (keeping its badges) with its role and states; the badges. */
   draw(node, cell) {
     const badges = [...node.querySelectorAll(":scope > .badge")];
     drawCell(node, cell);
     node.append(...badges);
-    this.describe(node, cell);
+    const section = node.closest("section");
+    describeCell(node, cell, this.sectionNodes.get(section && section.dataset.section));
     return badges;
-  }
-
-  /**
-   * The role and states of a cell: an item of a list, or of a tree once its section shows an outline
-   * (a cell with an outline disclosure or an indentation), with its level and whether it is open;
-   * selected, disabled.
-   */
-  describe(node, cell) {
-    const entry = this.sectionNodes.get(node.closest("section") && node.closest("section").dataset.section);
-    const accessories = Array.isArray(cell.accessories) ? cell.accessories : [];
-    const disclosure = accessories.find((accessory) => accessory && accessory.type === "outlineDisclosure");
-    const level = Number.isInteger(cell.indentationLevel) ? cell.indentationLevel : 0;
-    if (entry && !entry.tree && (disclosure || level > 0)) {
-      entry.tree = true;
-      entry.items.setAttribute("role", "tree");
-      for (const other of entry.items.querySelectorAll(":scope > .cell")) other.setAttribute("role", "treeitem");
-    }
-    const tree = !!(entry && entry.tree);
-    node.setAttribute("role", tree ? "treeitem" : "listitem");
-    if (tree) node.setAttribute("aria-level", String(level + 1));
-    else node.removeAttribute("aria-level");
-    if (disclosure && disclosure.hidden !== true) node.setAttribute("aria-expanded", String(disclosure.expanded === true));
-    else node.removeAttribute("aria-expanded");
-    const state = cell.state || {};
-    node.setAttribute("aria-selected", String(!!state.selected));
-    if (state.disabled) node.setAttribute("aria-disabled", "true");
-    else node.removeAttribute("aria-disabled");
-  }
-
-  // MARK: The keyboard: one tab stop (the current cell), arrows between cells, Enter or Space selects,
-  // Right and Left open and close an outline's rows (Left on a child goes to its parent).
-
-  makeCurrent(node) {
-    if (this.current === node && node.tabIndex === 0) return;
-    if (this.current && this.current !== node) this.current.tabIndex = -1;
-    this.current = node;
-    node.tabIndex = 0;
-  }
-
-  focusCell(node) {
-    if (!node) return;
-    this.makeCurrent(node);
-    node.focus();
-  }
-
-  /** The parent row of a child row of an outline: the nearest row before it one level up. */
-  parentOf(node) {
-    const level = Number(node.getAttribute("aria-level") || 1);
-    if (level <= 1) return null;
-    for (let row = node.previousElementSibling; row; row = row.previousElementSibling) {
-      if (row.classList.contains("cell") && Number(row.getAttribute("aria-level") || 1) < level) return row;
-    }
-    return null;
-  }
-
-  keyDown(key) {
-    if (key.altKey || key.ctrlKey || key.metaKey) return;
-    const node = key.target.closest && key.target.closest(".cell");
-    if (!node || !this.root.contains(node) || this.offline) return;
-    const cells = [...this.root.querySelectorAll(":scope > section > .items > .cell")];
-    const index = cells.indexOf(node);
-    const id = node.dataset.item;
-    const tree = node.getAttribute("role") === "treeitem";
-    const expanded = node.getAttribute("aria-expanded");
-    switch (key.key) {
-      case "ArrowDown":
-        this.focusCell(cells[index + 1]);
-        break;
-      case "ArrowUp":
-        this.focusCell(cells[index - 1]);
-        break;
-      case "ArrowRight":
-        if (tree && expanded === "false") this.setExpanded(id, true);
-        else if (tree && expanded === "true") this.focusCell(cells[index + 1]);
-        else if (!tree) this.focusCell(cells[index + 1]);
-        break;
-      case "ArrowLeft":
-        if (tree && expanded === "true") this.setExpanded(id, false);
-        else if (tree) this.focusCell(this.parentOf(node));
-        else this.focusCell(cells[index - 1]);
-        break;
-      case "Home":
-        this.focusCell(cells[0]);
-        break;
-      case "End":
-        this.focusCell(cells[cells.length - 1]);
-        break;
-      case "Enter":
-      case " ":
-        this.select(id);
-        break;
-      default:
-        return;
-    }
-    key.preventDefault();
   }
 
   // MARK: Animation (FLIP: first positions, last positions, invert, play)
