@@ -111,9 +111,9 @@ public struct TokenFileError: Error, CustomStringConvertible {
 struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: AccessToken
 
-    /// Paths served without the token: the two pages, their files, the icon.
+    /// Paths served without the token: the two pages, their files, the icon, the proof (TokenProof).
     static func isPublic(_ path: String) -> Bool {
-        if path == "/" || path == "/favicon.ico" { return true }
+        if path == "/" || path == "/favicon.ico" || path == "/api/proof" { return true }
         if path.hasPrefix("/static/") { return true }
         // A data source's page, not its WebSocket.
         return path.hasPrefix("/sources/") && !path.dropFirst("/sources/".count).contains("/")

@@ -72,6 +72,15 @@ public enum WebServer {
             return try asset("source.html")
         }
         router.get("/static/:file") { _, context in try asset(context.parameters.get("file") ?? "") }
+        // Asked without the token, before a page sends it (TokenProof).
+        let proof = TokenProof(token: configuration.token)
+        router.get("/api/proof") { request, _ in
+            guard let nonce = request.uri.queryParameters.get("nonce"), TokenProof.isNonce(nonce) else {
+                return text("listweb: /api/proof needs nonce=32 to 128 lower-case hexadecimal digits\n", status: .badRequest)
+            }
+            let answer = proof.answer(nonce)
+            return json(["port": .int(answer.port), "proof": .string(answer.proof)])
+        }
         router.get("/api/info") { _, _ in
             let pages = counters.snapshot.open
             return json([
@@ -138,7 +147,9 @@ public enum WebServer {
                 try? await channel.eventLoop.submit {
                     try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connections: connections, limits: limits, logger: logger), position: .first)
                 }.get()
-                await onListening(channel.localAddress?.port ?? 0)
+                let port = channel.localAddress?.port ?? 0
+                proof.listening(on: port)
+                await onListening(port)
             }, logger: logger)
     }
 

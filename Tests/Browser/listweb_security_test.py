@@ -18,7 +18,9 @@ Uses listweb_test.py's listd, listweb and page helpers and command line:
   connection that sends no request head is closed after --header-timeout.
 """
 
+import http.client
 import http.server
+import json
 import os
 import resource
 import socket
@@ -59,6 +61,50 @@ class Recorder:
 
     def stop(self):
         self.server.shutdown()
+
+
+class Squatter:
+    """Another program on listweb's address while listweb is down: an HTTP server on 127.0.0.1:`port` that
+    records every request and answers /api/proof wrongly, or (`relay_to`) with what the real listweb on
+    another port answers."""
+
+    def __init__(self, port):
+        self.requests = []
+        self.relay_to = None
+        squatter = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                squatter.requests.append((self.path, dict(self.headers.items())))
+                if self.path.startswith("/api/proof?"):
+                    if squatter.relay_to:
+                        connection = http.client.HTTPConnection("127.0.0.1", squatter.relay_to, timeout=20)
+                        connection.request("GET", self.path)
+                        body = connection.getresponse().read()
+                        connection.close()
+                    else:
+                        body = json.dumps({"port": port, "proof": "0" * 64}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                else:
+                    body = b"not here"
+                    self.send_response(404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def proofs(self):
+        return sum(1 for path, _ in self.requests if path.startswith("/api/proof?"))
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def cpu_seconds(pid):
@@ -116,6 +162,35 @@ class SecurityChecks(Checks):
             assert listweb.base not in headers.get("Referer", ""), (path, headers)
         assert not [cookie for cookie in context.cookies() if listweb.token in cookie["value"]], context.cookies()
         context.close()
+
+    def a_program_on_the_port_never_gets_the_token(self):
+        """listweb goes down and another program takes its port: the open page reconnects there but sends
+        the token only after a proof (/api/proof) that program cannot give, not even by passing the question
+        on to listweb on another port; listweb back on its port, the same tab carries on."""
+        listweb = self.listweb()
+        port = listweb.port
+        page = self.page(listweb, "/sources/home")
+        listweb.stop()
+        squatter = Squatter(port)
+        try:
+            page.wait_for_function("document.querySelector('.outage') && !document.querySelector('.outage').hidden", timeout=20000)
+            wait_until(lambda: squatter.proofs() >= 2, "the page asking the squatter for proofs")
+            # The same token on another port: the squatter passes the page's questions on to it.
+            listweb.start(0, listweb.token)
+            assert listweb.port != port
+            squatter.relay_to = listweb.port
+            asked = squatter.proofs()
+            wait_until(lambda: squatter.proofs() >= asked + 2, "the page asking again while the squatter relays")
+            assert page.evaluate("!document.querySelector('.outage').hidden")
+            leaked = [request for request in squatter.requests if listweb.token in json.dumps(request)]
+            assert not leaked, leaked
+            assert all(path.startswith("/api/proof?") for path, _ in squatter.requests), squatter.requests
+        finally:
+            squatter.stop()
+        listweb.stop()
+        listweb.start(port, listweb.token)
+        page.wait_for_function("document.querySelector('.outage').hidden && window.listweb.ready", timeout=30000)
+        page.context.close()
 
     def images_come_only_from_named_origins(self):
         status, headers, _ = self.reader.get("/")
@@ -238,7 +313,8 @@ class SecurityChecks(Checks):
 
 def main():
     run_checks(SecurityChecks, lambda checks: [
-        checks.the_token_never_reaches_another_port, checks.images_come_only_from_named_origins,
+        checks.the_token_never_reaches_another_port, checks.a_program_on_the_port_never_gets_the_token,
+        checks.images_come_only_from_named_origins,
         checks.a_page_changes_its_own_view_only, checks.pages_beyond_the_limit_get_a_503,
         checks.a_large_grid_page_is_drawn, checks.names_that_read_otherwise_are_escaped,
         checks.idle_connections_do_not_keep_the_token_holder_out])
