@@ -69,18 +69,33 @@ extension TrustedPath {
         return descriptor
     }
 
-    /// `mkdir -p` with mode 0700 for what it creates.
+    /// `mkdir -p` with mode 0700 for what it creates, and only under a directory checked first: the
+    /// deepest one that exists must pass `checkDirectory` (it and every directory above it, through any
+    /// symbolic link, this user's or root's and writable by no one else unless sticky), so nothing is
+    /// created where another user could redirect it.
     private static func makeDirectories(_ path: String) throws(Refusal) {
+        var existing = path
+        var missing: [String] = []
         var status = stat()
-        if stat(path, &status) == 0 {
-            guard (status.st_mode & S_IFMT) == S_IFDIR else { throw Refusal("\(path) is not a directory") }
-            return
+        while stat(existing, &status) != 0 {
+            guard errno == ENOENT else { throw Refusal("cannot read \(existing): \(String(cString: strerror(errno)))") }
+            guard let slash = existing.lastIndex(of: "/") else {
+                missing.append(existing)
+                existing = "."
+                continue
+            }
+            missing.append(String(existing[existing.index(after: slash)...]))
+            existing = slash == existing.startIndex ? "/" : String(existing[..<slash])
         }
-        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
-            try makeDirectories(String(path[..<slash]))
-        }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw Refusal("cannot create the directory \(path): \(String(cString: strerror(errno)))")
+        guard (status.st_mode & S_IFMT) == S_IFDIR else { throw Refusal("\(existing) is not a directory") }
+        guard !missing.isEmpty else { return }
+        var made = try checkDirectory(existing, owners: [geteuid()], leaf: .stickyAllowed)
+        for name in missing.reversed() where !name.isEmpty && name != "." {
+            guard name != ".." else { throw Refusal("\(path): \"..\" names a directory that is not there yet") }
+            made = made == "/" ? "/" + name : made + "/" + name
+            if mkdir(made, 0o700) != 0 && errno != EEXIST {
+                throw Refusal("cannot create the directory \(made): \(String(cString: strerror(errno)))")
+            }
         }
     }
 }

@@ -100,6 +100,31 @@ struct TokenStateDirectoryTests {
         #expect(refusal()?.contains("is empty") == true, "\(refusal() ?? "accepted")")
     }
 
+    /// Nothing is created under a directory another user may write in, nor through another user's
+    /// symbolic link; a link of this user's to a private directory of its own is fine.
+    @Test func missingDirectoriesAreMadeOnlyWhereNoOneElseWrites() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let open = root + "/open"
+        mkdir(open, 0o700)
+        chmod(open, 0o777)
+        #expect(throws: TokenFileError.self) { try TokenStateDirectory.token(in: open + "/deeper/state") }
+        #expect(!FileManager.default.fileExists(atPath: open + "/deeper"), "made a directory under one others may write in")
+        // Relative to a link of this user's to its own private directory.
+        mkdir(root + "/private", 0o700)
+        symlink(root + "/private", root + "/link")
+        let made = try TokenStateDirectory.token(in: root + "/link/listweb")
+        #expect(made.created && made.file == root + "/private/listweb/token")
+        #expect(mode(root + "/private/listweb") == 0o700)
+        if geteuid() == 0 {
+            // Another user's directory on the way.
+            mkdir(root + "/theirs", 0o755)
+            chown(root + "/theirs", 65534, 65534)
+            #expect(throws: TokenFileError.self) { try TokenStateDirectory.token(in: root + "/theirs/listweb") }
+            #expect(!FileManager.default.fileExists(atPath: root + "/theirs/listweb"))
+        }
+    }
+
     /// A taken port gives way to the next free one; a free one is kept; 0 stays 0.
     @Test func aTakenPortGivesWay() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
