@@ -231,6 +231,8 @@ struct Listview: ParsableCommand {
                     if count <= 0 { return }
                     input += chunk[0..<count]
                     for key in Key.decode(&input) {
+                        // A key clears the passing message, but ? shows it in full with the keys.
+                        let message = session.message
                         session.message = nil
                         // Over the view, ?, Esc and q hide the keys; another key hides them and does what it does.
                         let showedKeys = session.showsKeys
@@ -238,6 +240,7 @@ struct Listview: ParsableCommand {
                         switch key {
                         case .character("?"):
                             session.showsKeys = !showedKeys
+                            session.message = message
                         case .escape:
                             // Esc alone never quits (it ends the sequences of arrows and Alt keys): it says how.
                             if !showedKeys { session.message = KeyHelp.escapeMessage }

@@ -522,6 +522,12 @@ struct ListviewTerminalTests {
         try terminal.keys("Escape")
         screen = try terminal.waitForScreen { $0.contains("Esc does not quit: q quits, ? shows the keys") }
         #expect(!screen.contains("EXITED") && statusLine(screen).hasSuffix("? keys · q quit"), "\(screen)")
+        // ? shows the passing message in full with the keys.
+        try terminal.keys("?")
+        screen = try terminal.waitForScreen { $0.contains("listview keys") }
+        #expect(screen.contains("Esc does not quit: q quits, ? shows the keys"), "\(screen)")
+        try terminal.keys("Escape")
+        try terminal.waitForScreen { !$0.contains("listview keys") && $0.contains("› Smileys") }
         // q over the keys hides them; the view goes on.
         try terminal.keys("?")
         try terminal.waitForScreen { $0.contains("listview keys") }
