@@ -99,6 +99,10 @@ struct Listweb: AsyncParsableCommand {
         // The port asked for, else the next ones, else any free one (a reverse proxy's listweb: --exact-port).
         var notes: [String] = []
         var port = self.port
+        if unixSocket == nil && port != 0 && exactPort && !PortChoice.isFree(host: host, port: port) {
+            Self.printError("listweb: port \(port) on \(host) is taken (another program listens there), and --exact-port says to use no other")
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
         if unixSocket == nil && port != 0 && !exactPort {
             port = PortChoice.choose(host: host, preferred: self.port)
             if port != self.port {

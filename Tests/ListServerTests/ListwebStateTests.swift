@@ -181,7 +181,8 @@ struct ListwebStateTests {
         // --exact-port fails instead.
         let exact = try listweb(["--port", "\(held.port)", "--exact-port", "--state-directory", directory + "/state"], directory: directory)
         #expect(try eventually { exact.exitStatus() != nil }, "listweb --exact-port on a taken port ended")
-        #expect(exact.exitStatus() != 0 && !exact.output.contains("serving"), "\(exact.output)\(exact.errors)")
+        #expect(exact.exitStatus() == 69 && !exact.output.contains("serving"), "\(exact.output)\(exact.errors)")
+        #expect(exact.errors.contains("listweb: port \(held.port) on 127.0.0.1 is taken (another program listens there), and --exact-port says to use no other"), "\(exact.errors)")
     }
 
     /// The token made on the first start (0600, in a directory made 0700) is the one of the next start
