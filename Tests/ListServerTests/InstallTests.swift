@@ -40,9 +40,11 @@ struct InstallTests {
             ]
         }
         expected += ["share/doc/listd/listd.conf.example", "share/doc/listd/README.md", "share/doc/listd/PROTOCOL.md"]
-        let guides = try FileManager.default.contentsOfDirectory(atPath: Self.repository.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }
-        #expect(!guides.isEmpty)
-        expected += guides.map { "share/doc/listd/docs/\($0)" }
+        let docs = Self.repository.appendingPathComponent("docs").path
+        let guides = try FileManager.default.contentsOfDirectory(atPath: docs).filter { $0.hasSuffix(".md") }
+        let screens = try FileManager.default.contentsOfDirectory(atPath: docs + "/screens")
+        #expect(!guides.isEmpty && screens.contains("home-phone.png"))
+        expected += guides.map { "share/doc/listd/docs/\($0)" } + screens.map { "share/doc/listd/docs/screens/\($0)" }
         expected += ["share/listd/installed-files"]
         let manifest = try String(contentsOfFile: prefix + "/share/listd/installed-files", encoding: .utf8)
         let files = manifest.split(separator: "\n").filter { $0.hasPrefix("f ") }.map { String($0.dropFirst(2)) }
