@@ -70,6 +70,21 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REFERENCES = os.path.join(REPOSITORY, "docs", "screens")
+# What drew the references (written with them): a failure says when this machine's differ.
+DRAWN_BY = "drawn-by.txt"
+DRAWING_PACKAGES = ["chromium", "fonts-dejavu-core", "fonts-noto-cjk", "fonts-noto-color-emoji"]
+
+
+def drawing_packages():
+    """The installed versions of what draws the screens ("name version" lines; "name ?" when unknown)."""
+    lines = []
+    for package in DRAWING_PACKAGES:
+        try:
+            version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True, timeout=20).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            version = ""
+        lines.append(f"{package} {version or '?'}")
+    return "\n".join(lines) + "\n"
 
 CHANNEL_THRESHOLD = 8  # of 255: a pixel differs when one channel differs by more
 MAX_DIFFERING_SHARE = 0.0002  # of the pixels: a screen fails above it (0.02 %)
@@ -378,12 +393,28 @@ class Screens:
         if result.get("diff"):
             self.save(f"{name}.diff.png", base64.b64decode(result["diff"].split(",", 1)[1]))
         saved = "actual, expected and diff" if result.get("diff") else "actual and expected"
-        raise AssertionError(f"{name} {problem}; {saved} in {self.arguments.artifacts}")
+        raise AssertionError(f"{name} {problem}; {saved} in {self.arguments.artifacts}{self.other_drawing()}")
+
+    def other_drawing(self):
+        """A note when this machine's browser or fonts are not the ones that drew the references."""
+        try:
+            with open(os.path.join(self.arguments.references, DRAWN_BY)) as file:
+                recorded = file.read()
+        except OSError:
+            return ""
+        here = drawing_packages()
+        if recorded == here:
+            return ""
+        changed = sorted(set(here.splitlines()) - set(recorded.splitlines()))
+        return (f". This machine draws with {', '.join(changed)}, not what drew the references ({DRAWN_BY}): if the page did"
+                " not change, look at the diff and make the references again with scripts/screenshots")
 
     def write(self, reference, png, why):
         os.makedirs(os.path.dirname(reference), exist_ok=True)
         with open(reference, "wb") as file:
             file.write(png)
+        with open(os.path.join(os.path.dirname(reference), DRAWN_BY), "w") as file:
+            file.write(drawing_packages())
         self.written.append(reference)
         shown = os.path.relpath(reference, REPOSITORY) if reference.startswith(REPOSITORY + os.sep) else reference
         return f"wrote {shown} ({why})"

@@ -13,10 +13,13 @@ struct AppearanceBrowserTests {
     /// at 390 points; the outline as a tree the arrows, Enter, Right and Left work; no animation with
     /// reduced motion; the outage banner while listd is down.
     @Test func listwebLooksLikeUIKitAndWorksFromTheKeyboard() throws {
+        let started = Date().addingTimeInterval(-1)
         let run = try BrowserTests.runScript("appearance_test.py")
         #expect(run.status == 0 && run.output.contains("9 passed, 0 failed"), "\(run.output)")
         for screenshot in ["appearance-outline-390-light", "appearance-outline-1280-dark", "appearance-shop-390", "appearance-outage"] {
-            #expect(FileManager.default.fileExists(atPath: run.artifacts + "/\(screenshot).png"), "the screenshot \(screenshot).png")
+            // Made by this run (the artifacts directory keeps earlier runs' files).
+            let made = try? FileManager.default.attributesOfItem(atPath: run.artifacts + "/\(screenshot).png")[.modificationDate] as? Date
+            #expect(made.map { $0 >= started } == true, "the screenshot \(screenshot).png")
         }
     }
 }
