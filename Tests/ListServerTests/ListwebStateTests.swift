@@ -46,16 +46,12 @@ final class BackgroundProcess {
         return status
     }
 
-    /// Sends `signal` and waits (at most a minute) for it to end; returns its exit status.
+    /// Sends `signal` and waits (`eventually`) for it to end, else kills it; returns its exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32? {
         if let status { return status }
         kill(pid, signal)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let status = exitStatus() { return status }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        if (try? eventually { exitStatus() != nil }) == true, let status { return status }
         kill(pid, SIGKILL)
         var raw: Int32 = 0
         while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
